@@ -1,0 +1,27 @@
+"""aks-gpu-inference components: Pulumi ComponentResources for GPU inference on AKS.
+
+Exports are loaded on first use, so ``from components import catalog`` (the command line's scan
+and fit paths) does not import the Pulumi SDKs.
+"""
+
+from importlib import import_module
+
+_EXPORTS = {
+    "AksCluster": ".aks_cluster",
+    "AksClusterArgs": ".aks_cluster",
+    "SystemPoolArgs": ".aks_cluster",
+    "ExistingClusterArgs": ".aks_cluster",
+    "GpuNodePool": ".gpu_node_pool",
+    "GpuNodePoolArgs": ".gpu_node_pool",
+    "StackConfig": ".config",
+    "load_stack_config": ".stack",
+    "ConfigError": ".errors",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'components' has no attribute {name!r}")
+    return getattr(import_module(_EXPORTS[name], __name__), name)

@@ -1,0 +1,93 @@
+"""The ``aks-gpu`` command line: offline planning (and, as the project grows, scanning and fitting).
+
+Each command imports what it needs when it runs, so ``aks-gpu --help`` and the light commands do
+not pay for the Pulumi SDKs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from components.errors import ConfigError
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def _progress(message: str, quiet: bool) -> None:
+    if not quiet:
+        print(f"» {message}", file=sys.stderr, flush=True)
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    started = time.perf_counter()
+    from . import stackfile
+
+    project_dir = stackfile.find_project_dir(Path(args.project_dir).resolve())
+    stack = stackfile.read_stack(project_dir, args.stack)
+    _progress(f"planning stack {stack.stack!r} of {stack.project!r} offline (Pulumi SDK mocks; no CLI, no cloud)", args.quiet)
+
+    import pulumi
+
+    from . import engine, render, report
+
+    try:
+        run = engine.run_program(project_dir, stack.project, stack.stack, stack.config, stack.secret_keys)
+    except pulumi.RunError as err:
+        # Components raise RunError subclasses for bad input: the message is the whole story.
+        raise ConfigError(f"{stack.path.name}: the stack program refused its input", [str(err)]) from None
+    out_dir = Path(args.out or project_dir / "out" / stack.stack)
+    _progress(f"registered {len(run.resources)} resources; writing {out_dir}", args.quiet)
+    counts = render.write_plan(run, out_dir)
+
+    print(f"Plan of stack '{stack.stack}' ({stack.path.name}) — offline, not a diff against live state\n")
+    print(report.resources_by_type(run), end="\n\n")
+    print("GPU pools")
+    print(report.gpu_pools(run), end="\n\n")
+    print("Monthly cost estimate")
+    print(report.cost_estimate(run), end="\n\n")
+    print(
+        f"Wrote {out_dir}: resources.json, outputs.json, {counts['kubernetes']} Kubernetes manifests, "
+        f"{counts['azure']} Azure resources, graph.mmd/graph.dot ({time.perf_counter() - started:.1f}s)"
+    )
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="aks-gpu",
+        description="Plan and check GPU inference stacks on AKS without a cloud account or the Pulumi CLI.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    plan = commands.add_parser(
+        "plan",
+        help="run a stack's program offline and write what it would create to out/<stack>/",
+        description=(
+            "Run the stack program under Pulumi's mocks with the config of Pulumi.<STACK>.yaml, then write "
+            "out/<STACK>/ (resources.json, outputs.json, kubernetes/*.yaml, azure/*.json, graph.mmd, graph.dot) "
+            "and print resources by type, GPU pools and a monthly list-price estimate. Values only the cloud "
+            "knows are written as <computed:...>; stack secrets as <secret:...>."
+        ),
+    )
+    plan.add_argument("stack", nargs="?", default="dev", help="stack name, i.e. Pulumi.<stack>.yaml (default: dev)")
+    plan.add_argument("--project-dir", default=".", help="folder with Pulumi.yaml, or below it (default: current folder)")
+    plan.add_argument("--out", help="output folder (default: <project>/out/<stack>)")
+    plan.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    plan.set_defaults(func=cmd_plan)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except ConfigError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,223 @@
+"""Runs a Pulumi Python program offline, under the SDK's mocks, and records what it registers.
+
+No Pulumi CLI, no provider plugins, no cloud: the mocks echo each resource's inputs as its outputs
+and fill the fields a provider would compute with marked placeholders (``<computed:...>``), so
+nothing here can be mistaken for a real ID. Uses SDK internals (mock monitor, ``run_pulumi_func``),
+which is why ``requirements.txt`` pins ``pulumi`` exactly.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import os
+import runpy
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pulumi
+from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import rpc, settings
+from pulumi.runtime.stack import run_in_stack
+from pulumi.runtime.sync_await import _sync_await
+
+SECRET = "<secret>"
+
+
+def placeholder(what: str) -> str:
+    """A value the cloud would compute at deploy time; never presented as real."""
+    return f"<computed:{what}>"
+
+
+@dataclass
+class Registered:
+    """One resource as the program registered it."""
+
+    urn: str
+    type: str
+    name: str
+    parent: str | None
+    custom: bool
+    inputs: dict[str, Any]
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_kubernetes(self) -> bool:
+        return self.custom and self.type.startswith("kubernetes:") and not self.type.startswith("pulumi:providers:")
+
+    @property
+    def is_azure(self) -> bool:
+        return self.custom and self.type.startswith("azure-native:")
+
+
+@dataclass
+class ProgramRun:
+    project: str
+    stack: str
+    resources: list[Registered]
+    outputs: dict[str, Any]
+
+
+def mask_secrets(value: Any) -> Any:
+    """Replace every secret-wrapped value with ``<secret>`` so it never reaches a file."""
+    if rpc.is_rpc_secret(value):
+        return SECRET
+    if isinstance(value, dict):
+        return {k: mask_secrets(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [mask_secrets(v) for v in value]
+    if value == rpc.UNKNOWN:
+        return placeholder("unknown")
+    return value
+
+
+_PLACEHOLDER_KUBECONFIG = base64.b64encode(
+    json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": "offline", "cluster": {"server": "https://offline-plan.invalid"}}],
+            "contexts": [{"name": "offline", "context": {"cluster": "offline", "user": "offline"}}],
+            "current-context": "offline",
+            "users": [
+                {
+                    "name": "offline",
+                    "user": {
+                        "exec": {
+                            "apiVersion": "client.authentication.k8s.io/v1beta1",
+                            "command": "kubelogin",
+                            "args": ["get-token", "--login", "devicecode"],
+                        }
+                    },
+                }
+            ],
+        }
+    ).encode()
+).decode()
+
+
+# Which input becomes an azure-native resource's `name` output; others are autonamed by the provider.
+_NAME_INPUTS = {
+    "azure-native:resources:ResourceGroup": "resourceGroupName",
+    "azure-native:containerservice:AgentPool": "agentPoolName",
+    "azure-native:authorization:RoleAssignment": "roleAssignmentName",
+}
+
+
+class PlaceholderMocks(pulumi.runtime.Mocks):
+    """Echo inputs, and mark what Azure or Kubernetes would compute."""
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs):
+        state = dict(args.inputs)
+        if args.typ.startswith("azure-native:"):
+            name_input = _NAME_INPUTS.get(args.typ, "resourceName")
+            state.setdefault("name", args.inputs.get(name_input) or placeholder(f"{args.name}.name"))
+            state.setdefault("provisioningState", placeholder("provisioningState"))
+        if args.typ == "azure-native:containerservice:ManagedCluster":
+            state["oidcIssuerProfile"] = {**state.get("oidcIssuerProfile", {}), "issuerURL": placeholder("oidcIssuerURL")}
+            state["fqdn"] = placeholder("fqdn")
+            state["nodeResourceGroup"] = placeholder("nodeResourceGroup")
+        return placeholder(f"{args.name}.id"), state
+
+    def call(self, args: pulumi.runtime.MockCallArgs):
+        token = args.token
+        if token == "azure-native:containerservice:listManagedClusterUserCredentials":
+            return {"kubeconfigs": [{"name": "clusterUser", "value": _PLACEHOLDER_KUBECONFIG}]}
+        if token == "azure-native:authorization:getClientConfig":
+            return {key: placeholder(key) for key in ("clientId", "objectId", "subscriptionId", "tenantId")}
+        if token == "azure-native:containerservice:getManagedCluster":
+            return {
+                "name": args.args.get("resourceName"),
+                "oidcIssuerProfile": {"enabled": True, "issuerURL": placeholder("oidcIssuerURL")},
+                "id": placeholder("managedCluster.id"),
+            }
+        return {}
+
+
+class RecordingMonitor(pulumi_mocks.MockMonitor):
+    """The SDK's mock monitor, also keeping what it drops: parent, options and stack outputs."""
+
+    def __init__(self, mocks: pulumi.runtime.Mocks):
+        super().__init__(mocks)
+        self.registered: list[Registered] = []
+        self.stack_outputs: dict[str, Any] = {}
+
+    def RegisterResource(self, request):
+        response = super().RegisterResource(request)
+        if request.type != "pulumi:pulumi:Stack":
+            options = {}
+            if request.ignoreChanges:
+                options["ignoreChanges"] = list(request.ignoreChanges)
+            if request.HasField("customTimeouts"):
+                timeouts = request.customTimeouts
+                options["customTimeouts"] = {
+                    k: v for k, v in (("create", timeouts.create), ("update", timeouts.update), ("delete", timeouts.delete)) if v
+                }
+            if request.dependencies:
+                options["dependsOn"] = list(request.dependencies)
+            if request.provider:
+                options["provider"] = request.provider.split("::")[0]
+            self.registered.append(
+                Registered(
+                    urn=response.urn,
+                    type=request.type,
+                    name=request.name,
+                    parent=request.parent or None,
+                    custom=bool(request.custom),
+                    inputs=mask_secrets(rpc.deserialize_properties(request.object, keep_unknowns=True)),
+                    options=options,
+                )
+            )
+        return response
+
+    def RegisterResourceOutputs(self, request):
+        if request.urn.endswith(f"::pulumi:pulumi:Stack::{pulumi.get_project()}-{pulumi.get_stack()}"):
+            self.stack_outputs = mask_secrets(rpc.deserialize_properties(request.outputs, keep_unknowns=True))
+        return super().RegisterResourceOutputs(request)
+
+
+@contextlib.contextmanager
+def _engine_environment(project_dir: Path, config: dict[str, str], secret_keys: list[str]):
+    """Set what the Pulumi language host sets for a program: config env vars, cwd, import path."""
+    saved_env = {k: os.environ.get(k) for k in ("PULUMI_CONFIG", "PULUMI_CONFIG_SECRET_KEYS")}
+    saved_cwd, saved_path = os.getcwd(), list(sys.path)
+    os.environ["PULUMI_CONFIG"] = json.dumps(config)
+    os.environ["PULUMI_CONFIG_SECRET_KEYS"] = json.dumps(secret_keys)
+    os.chdir(project_dir)
+    sys.path.insert(0, str(project_dir))
+    try:
+        yield
+    finally:
+        for key, value in saved_env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        os.chdir(saved_cwd)
+        sys.path[:] = saved_path
+
+
+def run_program(
+    project_dir: Path,
+    project: str,
+    stack: str,
+    config: dict[str, str],
+    secret_keys: list[str] | None = None,
+    mocks: pulumi.runtime.Mocks | None = None,
+    main: str = "__main__.py",
+) -> ProgramRun:
+    """Run ``project_dir/main`` as stack ``stack`` under mocks and return what it registered.
+
+    Exceptions from the program (including bad config) propagate unchanged.
+    """
+    monitor = RecordingMonitor(mocks or PlaceholderMocks())
+    pulumi.runtime.set_mocks(monitor.mocks, project=project, stack=stack, preview=True, monitor=monitor)
+    # set_mocks made a finished root stack; the program gets a fresh one so that its exports land.
+    settings.set_root_resource(None)
+    program = str(project_dir / main)
+    with _engine_environment(project_dir, config, secret_keys or []):
+        _sync_await(run_in_stack(lambda: runpy.run_path(program, run_name="__main__")))
+    return ProgramRun(project=project, stack=stack, resources=monitor.registered, outputs=monitor.stack_outputs)

@@ -1,0 +1,119 @@
+"""Writes a planned stack to disk: resources.json, one YAML per Kubernetes object, one JSON per
+Azure resource, and the resource graph (Mermaid and DOT text; SVG when graphviz is installed)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .engine import ProgramRun, Registered
+
+
+def plain(value: Any) -> Any:
+    """The engine sends every number as a float; give whole numbers back their int type."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+def kubernetes_object(resource: Registered) -> dict[str, Any]:
+    """The manifest Pulumi would send to the API server for a Kubernetes resource."""
+    obj = {k: v for k, v in plain(resource.inputs).items() if not k.startswith("__")}
+    metadata = obj.setdefault("metadata", {})
+    metadata.setdefault("name", resource.name)
+    return obj
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")
+
+
+def _short(urn: str | None) -> str | None:
+    return urn.split("::")[-1] if urn else None
+
+
+def resource_records(run: ProgramRun) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": r.type,
+            "name": r.name,
+            "parent": _short(r.parent) if r.parent and "pulumi:pulumi:Stack" not in r.parent.split("::")[2] else None,
+            "custom": r.custom,
+            "inputs": plain(r.inputs),
+            "options": r.options,
+        }
+        for r in run.resources
+    ]
+
+
+def mermaid(run: ProgramRun) -> str:
+    ids = {r.urn: f"n{i}" for i, r in enumerate(run.resources)}
+    lines = ["graph TD"]
+    for r in run.resources:
+        lines.append(f'  {ids[r.urn]}["{r.name}<br/><small>{r.type}</small>"]')
+    for r in run.resources:
+        if r.parent in ids:
+            lines.append(f"  {ids[r.parent]} --> {ids[r.urn]}")
+        for dep in r.options.get("dependsOn", []):
+            if dep in ids and dep != r.parent:
+                lines.append(f"  {ids[dep]} -.-> {ids[r.urn]}")
+    return "\n".join(lines) + "\n"
+
+
+def dot(run: ProgramRun) -> str:
+    ids = {r.urn: f"n{i}" for i, r in enumerate(run.resources)}
+    lines = ["digraph stack {", "  rankdir=LR;", "  node [shape=box, fontname=Helvetica];"]
+    for r in run.resources:
+        style = "" if r.custom else ", style=dashed"
+        lines.append(f'  {ids[r.urn]} [label="{r.name}\\n{r.type}"{style}];')
+    for r in run.resources:
+        if r.parent in ids:
+            lines.append(f"  {ids[r.parent]} -> {ids[r.urn]};")
+        for dep in r.options.get("dependsOn", []):
+            if dep in ids and dep != r.parent:
+                lines.append(f"  {ids[dep]} -> {ids[r.urn]} [style=dotted];")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def write_plan(run: ProgramRun, out_dir: Path) -> dict[str, int]:
+    """Write every artifact of a plan to ``out_dir`` (replacing what a previous plan left there)."""
+    if out_dir.exists():
+        shutil.rmtree(out_dir)
+    (out_dir / "kubernetes").mkdir(parents=True)
+    (out_dir / "azure").mkdir()
+    (out_dir / "resources.json").write_text(
+        json.dumps({"project": run.project, "stack": run.stack, "resources": resource_records(run)}, indent=2) + "\n"
+    )
+    (out_dir / "outputs.json").write_text(json.dumps(plain(run.outputs), indent=2, sort_keys=True) + "\n")
+    counts = {"kubernetes": 0, "azure": 0}
+    for r in run.resources:
+        if r.is_kubernetes:
+            obj = kubernetes_object(r)
+            namespace = obj["metadata"].get("namespace")
+            stem = "-".join(filter(None, [obj.get("kind", "object").lower(), namespace, obj["metadata"]["name"]]))
+            (out_dir / "kubernetes" / f"{_slug(stem)}.yaml").write_text(yaml.safe_dump(obj, sort_keys=False))
+            counts["kubernetes"] += 1
+        elif r.is_azure:
+            kind = r.type.split(":")[-1]
+            (out_dir / "azure" / f"{_slug(kind)}-{_slug(r.name)}.json").write_text(
+                json.dumps({"type": r.type, "name": r.name, "inputs": plain(r.inputs)}, indent=2) + "\n"
+            )
+            counts["azure"] += 1
+    (out_dir / "graph.mmd").write_text(mermaid(run))
+    (out_dir / "graph.dot").write_text(dot(run))
+    if shutil.which("dot"):
+        subprocess.run(
+            ["dot", "-Tsvg", "-o", str(out_dir / "graph.svg"), str(out_dir / "graph.dot")], check=False, capture_output=True
+        )
+    return counts

@@ -1,0 +1,144 @@
+"""Summaries of a planned stack for people: resources by type, GPU pools, list-price cost estimate."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from components import catalog
+
+from .engine import ProgramRun
+from .render import plain
+
+
+def table(headers: list[str], rows: list[list[object]]) -> str:
+    """A plain-text table; numbers right-aligned."""
+    cells = [[str(c) for c in headers]] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    numeric = [all(_is_number(row[i]) for row in rows) and bool(rows) for i in range(len(headers))]
+
+    def line(row: list[str]) -> str:
+        return "  ".join(c.rjust(w) if num else c.ljust(w) for c, w, num in zip(row, widths, numeric, strict=True)).rstrip()
+
+    return "\n".join([line(cells[0]), line(["-" * w for w in widths])] + [line(r) for r in cells[1:]])
+
+
+def _is_number(value: object) -> bool:
+    return (
+        isinstance(value, (int, float))
+        or str(value).replace(",", "").replace("$", "").replace(".", "").replace("-", "").strip().isdigit()
+    )
+
+
+@dataclass
+class PoolLine:
+    pool: str
+    vm_size: str
+    nodes_min: int
+    nodes_max: int
+    mig_profile: str | None
+    spot: bool
+
+    @property
+    def sku(self) -> catalog.GpuSku | None:
+        return catalog.skus().get(self.vm_size)
+
+
+def pool_lines(run: ProgramRun) -> list[PoolLine]:
+    """Every agent pool of the plan (standalone AgentPools and the cluster's inline pools)."""
+    lines = []
+    for r in run.resources:
+        inputs = plain(r.inputs)
+        if r.type.endswith("containerservice:AgentPool"):
+            profiles = [inputs | {"name": inputs.get("agentPoolName", r.name)}]
+        elif r.type.endswith("containerservice:ManagedCluster"):
+            profiles = inputs.get("agentPoolProfiles") or []
+        else:
+            continue
+        for p in profiles:
+            count = p.get("count", 1)
+            low, high = (p.get("minCount", count), p.get("maxCount", count)) if p.get("enableAutoScaling") else (count, count)
+            lines.append(
+                PoolLine(
+                    p.get("name", "?"),
+                    p.get("vmSize", "?"),
+                    low,
+                    high,
+                    p.get("gpuInstanceProfile"),
+                    p.get("scaleSetPriority") == "Spot",
+                )
+            )
+    return lines
+
+
+def resources_by_type(run: ProgramRun) -> str:
+    counts = Counter(r.type for r in run.resources)
+    return table(["resource type", "count"], [[t, n] for t, n in sorted(counts.items())])
+
+
+def gpu_pools(run: ProgramRun) -> str:
+    rows = []
+    for line in pool_lines(run):
+        sku = line.sku
+        if sku is None:
+            continue
+        resource, per_node = sku.gpu_resource(line.mig_profile)
+        nodes = f"{line.nodes_min}" if line.nodes_min == line.nodes_max else f"{line.nodes_min}-{line.nodes_max}"
+        rows.append(
+            [
+                line.pool,
+                line.vm_size,
+                sku.gpu_model,
+                nodes,
+                sku.gpus,
+                f"{sku.total_gpu_memory_gb:g} GB",
+                f"{resource} x{per_node}",
+                "spot" if line.spot else "regular",
+            ]
+        )
+    if not rows:
+        return "(no GPU pools)"
+    return table(["pool", "vm size", "gpu", "nodes", "gpus/node", "vram/node", "schedulable as", "priority"], rows)
+
+
+def _money(value: float) -> str:
+    return f"${value:,.2f}"
+
+
+def cost_estimate(run: ProgramRun) -> str:
+    """Monthly list-price estimate: nodes x hourly price x 730 h, plus the control-plane fee."""
+    rows, low_total, high_total, unpriced = [], 0.0, 0.0, []
+    for line in pool_lines(run):
+        sku = line.sku
+        hourly = sku.price_usd_per_hour if sku else None
+        if hourly is None or line.spot:
+            unpriced.append(f"{line.pool} ({line.vm_size}{', spot' if line.spot else ''})")
+            rows.append([line.pool, line.vm_size, _nodes(line), "n/a", "n/a"])
+            continue
+        low, high = line.nodes_min * hourly * catalog.HOURS_PER_MONTH, line.nodes_max * hourly * catalog.HOURS_PER_MONTH
+        low_total, high_total = low_total + low, high_total + high
+        rows.append([line.pool, line.vm_size, _nodes(line), f"${hourly:,.3f}", _range(low, high)])
+    for r in run.resources:
+        if r.type.endswith("containerservice:ManagedCluster"):
+            tier = plain(r.inputs).get("sku", {}).get("tier", "Free")
+            fee = catalog.control_plane_usd_per_hour(tier) * catalog.HOURS_PER_MONTH
+            low_total, high_total = low_total + fee, high_total + fee
+            rows.append([f"control plane ({tier})", "-", "-", f"${catalog.control_plane_usd_per_hour(tier):,.3f}", _money(fee)])
+    rows.append(["total", "", "", "", _range(low_total, high_total)])
+    prices = catalog.price_snapshot()
+    notes = [
+        "List-price estimate: pay-as-you-go Linux, 730 h/month, before discounts, disks, egress and support.",
+        f"GPU prices: {prices['source']}, region {prices['region']}, as of {prices['date']}.",
+        f"Control plane: {catalog.control_plane_source()}.",
+    ]
+    if unpriced:
+        notes.append(f"Not in the total (no list price in the catalog, or Spot): {', '.join(unpriced)}.")
+    return table(["item", "vm size", "nodes", "$/hour/node", "$/month"], rows) + "\n" + "\n".join(f"  note: {n}" for n in notes)
+
+
+def _nodes(line: PoolLine) -> str:
+    return str(line.nodes_min) if line.nodes_min == line.nodes_max else f"{line.nodes_min}-{line.nodes_max}"
+
+
+def _range(low: float, high: float) -> str:
+    return _money(low) if abs(high - low) < 0.005 else f"{_money(low)} - {_money(high)}"

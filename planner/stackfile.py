@@ -1,0 +1,69 @@
+"""Finds a Pulumi project and reads one stack file into the flat config map the engine passes
+to a program (``project:key -> text``), the way the Pulumi CLI would."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from components.errors import ConfigError
+
+
+@dataclass
+class StackFile:
+    project_dir: Path
+    project: str
+    stack: str
+    path: Path
+    config: dict[str, str]
+    secret_keys: list[str]
+
+
+def find_project_dir(start: Path) -> Path:
+    for directory in [start, *start.parents]:
+        if (directory / "Pulumi.yaml").is_file():
+            return directory
+    raise ConfigError(f"no Pulumi project found at or above {start}", ["expected a Pulumi.yaml; pass --project-dir"])
+
+
+def available_stacks(project_dir: Path) -> list[str]:
+    return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in project_dir.glob("Pulumi.*.yaml"))
+
+
+def _load_yaml(path: Path) -> dict:
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path.name} is not valid YAML", [str(err).replace("\n", " ")]) from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path.name} is not a mapping", [f"top level is a {type(data).__name__}"])
+    return data
+
+
+def read_stack(project_dir: Path, stack: str) -> StackFile:
+    """Read ``Pulumi.<stack>.yaml``; secure values become marked placeholders, flagged secret."""
+    project = _load_yaml(project_dir / "Pulumi.yaml").get("name")
+    if not project:
+        raise ConfigError("Pulumi.yaml is invalid", ["name: required key is missing"])
+    path = project_dir / f"Pulumi.{stack}.yaml"
+    if not path.is_file():
+        stacks = ", ".join(available_stacks(project_dir)) or "none"
+        raise ConfigError(f"unknown stack {stack!r}", [f"{path.name} does not exist in {project_dir}; stacks here: {stacks}"])
+    raw = _load_yaml(path).get("config") or {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path.name} is invalid", ["config: expected a mapping of keys to values"])
+    config, secret_keys = {}, []
+    for key, value in raw.items():
+        full_key = key if ":" in key else f"{project}:{key}"
+        if isinstance(value, dict) and set(value) == {"secure"}:
+            # Stack secrets are encrypted with a key only the Pulumi backend holds.
+            config[full_key] = f"<secret:{full_key}>"
+            secret_keys.append(full_key)
+        elif isinstance(value, str):
+            config[full_key] = value
+        else:
+            config[full_key] = json.dumps(value)
+    return StackFile(project_dir, project, stack, path, config, secret_keys)
