@@ -14,7 +14,7 @@ import yaml
 from pulumi_azure_native import authorization, containerservice
 from pydantic import Field, field_validator
 
-from ._base import PACKAGE, StrictModel, validate_args
+from ._base import PACKAGE, StrictModel, fail, validate_args
 
 AKS_RBAC_CLUSTER_ADMIN_ROLE = "b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b"
 """Built-in role 'Azure Kubernetes Service RBAC Cluster Admin' (Azure built-in roles reference)."""
@@ -105,6 +105,11 @@ class AksClusterArgs(StrictModel):
     on the cluster. Default True: local accounts are disabled, so without it Pulumi cannot create the
     Kubernetes objects that the other components render."""
 
+    deployer_principal_type: Literal["User", "ServicePrincipal", "Group"] = "User"
+    """Kind of identity that runs ``pulumi up``, for the role assignment above. Default ``User`` (a
+    person after ``az login``); CI signing in as a service principal or managed identity must say
+    ``ServicePrincipal``, or Azure rejects the assignment with UnmatchedPrincipalType."""
+
     kubelogin_mode: Literal["azurecli", "workloadidentity", "msi", "spn", "azd"] = "azurecli"
     """How the generated kubeconfig's ``kubelogin`` exec plugin signs in. Default ``azurecli``: the
     same ``az login`` that Pulumi's Azure provider uses; CI with OIDC federation uses
@@ -172,18 +177,22 @@ class AksCluster(pulumi.ComponentResource):
         self,
         name: str,
         args: AksClusterArgs | dict,
-        location: pulumi.Input[str],
-        resource_group_name: pulumi.Input[str],
+        location: pulumi.Input[str] | None = None,
+        resource_group_name: pulumi.Input[str] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ):
         """
         :param name: Logical name; children are named ``<name>-aks``, ``<name>-k8s`` and so on.
         :param args: Cluster settings, an ``AksClusterArgs`` or a dict of its fields.
-        :param location: Azure region for a new cluster (ignored for an existing one).
-        :param resource_group_name: Resource group for a new cluster (ignored for an existing one).
+        :param location: Azure region of a new cluster; required unless ``args.existing`` is set.
+        :param resource_group_name: Resource group of a new cluster; required unless ``args.existing`` is set.
         :param opts: Standard Pulumi resource options.
         """
         args = validate_args(AksClusterArgs, args, "AksCluster", name)
+        if not args.existing:
+            for field, value in (("location", location), ("resource_group_name", resource_group_name)):
+                if value is None:
+                    fail("AksCluster", name, field, value, "required to create a cluster (or set existing= to use one)")
         super().__init__(f"{PACKAGE}:index:AksCluster", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self._admin_grants: list[pulumi.Resource] = []
@@ -297,6 +306,7 @@ class AksCluster(pulumi.ComponentResource):
                 f"{name}-deployer-admin",
                 scope=cluster.id,
                 principal_id=client.object_id,
+                principal_type=args.deployer_principal_type,
                 role_definition_id=client.subscription_id.apply(
                     lambda sub: (
                         f"/subscriptions/{sub}/providers/Microsoft.Authorization/roleDefinitions/{AKS_RBAC_CLUSTER_ADMIN_ROLE}"

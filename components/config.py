@@ -51,12 +51,13 @@ class StackConfig(StrictModel):
 
     @model_validator(mode="after")
     def _unique_pools(self) -> StackConfig:
-        names = [self.cluster.system_pool.name] + [p.name for p in self.gpu_pools]
+        seen = {self.cluster.system_pool.name}
         for index, pool in enumerate(self.gpu_pools):
-            if names.count(pool.name) > 1:
+            if pool.name in seen:
                 raise FieldProblem(
                     f"gpu_pools[{index}].name", pool.name, "pool names must be unique in a cluster (the system pool counts too)"
                 )
+            seen.add(pool.name)
         return self
 
 

@@ -14,6 +14,7 @@ import json
 import os
 import runpy
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -200,6 +201,30 @@ def _engine_environment(project_dir: Path, config: dict[str, str], secret_keys: 
         sys.path[:] = saved_path
 
 
+def run_function(
+    program: Callable[[], Any],
+    project: str,
+    stack: str,
+    config: dict[str, str] | None = None,
+    secret_keys: list[str] | None = None,
+    mocks: pulumi.runtime.Mocks | None = None,
+    project_dir: Path | None = None,
+    monitor: RecordingMonitor | None = None,
+) -> ProgramRun:
+    """Run ``program`` as the body of stack ``stack`` under mocks and return what it registered.
+
+    Exceptions from the program (including bad config) propagate unchanged; pass your own
+    ``monitor`` to see what was registered before one was raised.
+    """
+    monitor = monitor or RecordingMonitor(mocks or PlaceholderMocks())
+    pulumi.runtime.set_mocks(monitor.mocks, project=project, stack=stack, preview=True, monitor=monitor)
+    # set_mocks made a finished root stack; the program gets a fresh one so that its exports land.
+    settings.set_root_resource(None)
+    with _engine_environment(project_dir or Path.cwd(), config or {}, secret_keys or []):
+        _sync_await(run_in_stack(program))
+    return ProgramRun(project=project, stack=stack, resources=monitor.registered, outputs=monitor.stack_outputs)
+
+
 def run_program(
     project_dir: Path,
     project: str,
@@ -209,15 +234,8 @@ def run_program(
     mocks: pulumi.runtime.Mocks | None = None,
     main: str = "__main__.py",
 ) -> ProgramRun:
-    """Run ``project_dir/main`` as stack ``stack`` under mocks and return what it registered.
-
-    Exceptions from the program (including bad config) propagate unchanged.
-    """
-    monitor = RecordingMonitor(mocks or PlaceholderMocks())
-    pulumi.runtime.set_mocks(monitor.mocks, project=project, stack=stack, preview=True, monitor=monitor)
-    # set_mocks made a finished root stack; the program gets a fresh one so that its exports land.
-    settings.set_root_resource(None)
-    program = str(project_dir / main)
-    with _engine_environment(project_dir, config, secret_keys or []):
-        _sync_await(run_in_stack(lambda: runpy.run_path(program, run_name="__main__")))
-    return ProgramRun(project=project, stack=stack, resources=monitor.registered, outputs=monitor.stack_outputs)
+    """Run the program file ``project_dir/main`` the way the Pulumi language host would."""
+    path = str(project_dir / main)
+    return run_function(
+        lambda: runpy.run_path(path, run_name="__main__"), project, stack, config, secret_keys, mocks, project_dir
+    )

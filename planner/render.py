@@ -38,8 +38,13 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")
 
 
-def _short(urn: str | None) -> str | None:
-    return urn.split("::")[-1] if urn else None
+def _parent(urn: str | None) -> str | None:
+    """``<type>::<name>`` of a parent URN; None for the stack itself."""
+    if not urn:
+        return None
+    parts = urn.split("::")
+    parent_type = parts[2].split("$")[-1]
+    return None if parent_type == "pulumi:pulumi:Stack" else f"{parent_type}::{parts[3]}"
 
 
 def resource_records(run: ProgramRun) -> list[dict[str, Any]]:
@@ -47,7 +52,7 @@ def resource_records(run: ProgramRun) -> list[dict[str, Any]]:
         {
             "type": r.type,
             "name": r.name,
-            "parent": _short(r.parent) if r.parent and "pulumi:pulumi:Stack" not in r.parent.split("::")[2] else None,
+            "parent": _parent(r.parent),
             "custom": r.custom,
             "inputs": plain(r.inputs),
             "options": r.options,

@@ -1,0 +1,138 @@
+"""Offline-planner overhead of the component library: the real stack program (ComponentResources, pydantic
+validation, catalog lookups) against bench/baseline_program.py, which registers the same raw resources directly.
+Both run through planner.engine.run_program in one process, so the mock-engine cost cancels out of the ratio."""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from planner import engine, stackfile
+
+ROOT = Path(__file__).resolve().parent.parent
+BASELINE = "bench/baseline_program.py"
+TARGET = 1.3
+POOL_SIZES = ["Standard_NC24ads_A100_v4", "Standard_NC40ads_H100_v5", "Standard_ND96isr_H100_v5", "Standard_NC4as_T4_v3"]
+
+
+def sixteen_pools() -> list[dict]:
+    """gpu01..gpu16 cycling through four sizes; every third autoscaled, RDMA on the ND size, one MIG, one Spot."""
+    pools = []
+    for i in range(1, 17):
+        pool = {"name": f"gpu{i:02d}", "vm_size": POOL_SIZES[(i - 1) % 4]}
+        if pool["vm_size"] == "Standard_ND96isr_H100_v5":
+            pool["rdma"] = True
+        if i % 3 == 0:
+            pool.update(count=1, min_count=0, max_count=4)
+        pools.append(pool)
+    pools[4]["mig_profile"] = "MIG1g"  # gpu05: Standard_NC24ads_A100_v4
+    pools[7]["spot"] = True  # gpu08: Standard_NC4as_T4_v3
+    return pools
+
+
+def _ref(urn: str) -> str:
+    """``type::name`` of a URN, without the parent chain (which differs between the two programs)."""
+    parts = urn.split("::")
+    return f"{parts[2].split('$')[-1]}::{parts[3]}"
+
+
+def custom_resources(run: engine.ProgramRun) -> dict[str, str]:
+    """Custom resources by ``type::name``: inputs and options, canonical JSON."""
+    result = {}
+    for r in run.resources:
+        if r.custom:
+            options = {**r.options, "dependsOn": sorted(_ref(d) for d in r.options.get("dependsOn", []))}
+            result[f"{r.type}::{r.name}"] = json.dumps({"inputs": r.inputs, "options": options}, sort_keys=True)
+    return result
+
+
+def check_same(label: str, component: engine.ProgramRun, baseline: engine.ProgramRun) -> None:
+    ours, theirs = custom_resources(component), custom_resources(baseline)
+    components = sum(not r.custom for r in component.resources)
+    differ = sorted(k for k in ours.keys() | theirs.keys() if ours.get(k) != theirs.get(k))
+    print(
+        f"check {label}: custom resources component {len(ours)} (+{components} components), baseline {len(theirs)}; "
+        f"same types, names, inputs and options: {'yes' if not differ else 'NO'}"
+    )
+    if differ:
+        sys.exit(f"baseline does not match the component program: {', '.join(differ)}")
+
+
+def timed(run) -> float:
+    gc.collect()
+    started = time.perf_counter()
+    run()
+    return time.perf_counter() - started
+
+
+def cold_start(repeat: int) -> tuple[float, float] | None:
+    """Median wall time of a fresh `aks-gpu plan dev` process and of a fresh process planning the baseline."""
+    cli = Path(sys.executable).with_name("aks-gpu")
+    if repeat < 1 or not cli.exists():
+        return None
+    driver = (
+        "from pathlib import Path; from planner import engine, stackfile; "
+        f"s = stackfile.read_stack(Path({str(ROOT)!r}), 'dev'); "
+        f"engine.run_program(s.project_dir, s.project, s.stack, s.config, s.secret_keys, main={BASELINE!r})"
+    )
+    times: dict[str, list[float]] = {"component": [], "baseline": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        commands = {
+            "component": [str(cli), "plan", "dev", "--quiet", "--out", tmp, "--project-dir", str(ROOT)],
+            "baseline": [sys.executable, "-c", driver],
+        }
+        for _ in range(repeat):
+            for side, command in commands.items():
+                started = time.perf_counter()
+                subprocess.run(command, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+                times[side].append(time.perf_counter() - started)
+    return statistics.median(times["component"]), statistics.median(times["baseline"])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeat", type=int, default=5, help="timed runs per side and scenario (default 5)")
+    parser.add_argument("--cold", type=int, default=3, help="cold-start process pairs for the dev stack (default 3; 0 skips)")
+    args = parser.parse_args()
+
+    stack = stackfile.read_stack(ROOT, "dev")
+    scenarios = {
+        "dev": stack.config,
+        "16 pools": {**stack.config, f"{stack.project}:gpu_pools": json.dumps(sixteen_pools())},
+    }
+    rows = []
+    for label, config in scenarios.items():
+
+        def run(main: str, config: dict[str, str] = config) -> engine.ProgramRun:
+            return engine.run_program(ROOT, stack.project, stack.stack, config, stack.secret_keys, main=main)
+
+        check_same(label, run("__main__.py"), run(BASELINE))  # also the warm-up of both sides
+        component, baseline = [], []
+        for _ in range(args.repeat):
+            component.append(timed(lambda run=run: run("__main__.py")))
+            baseline.append(timed(lambda run=run: run(BASELINE)))
+        rows.append((label, statistics.median(component), statistics.median(baseline)))
+
+    cold = cold_start(args.cold)
+    if cold:
+        rows.append(("dev, cold process", *cold))
+
+    print(f"\nmedian of {args.repeat} alternating in-process runs (cold: {args.cold} fresh processes per side)")
+    print(f"{'scenario':<19}{'component s':>12}{'baseline s':>12}{'ratio':>8}   target")
+    for label, ours, theirs in rows:
+        print(f"{label:<19}{ours:>12.3f}{theirs:>12.3f}{ours / theirs:>7.2f}x   <= {TARGET}x")
+    verdicts = [f"{label} {'meets' if ours / theirs <= TARGET else 'MISSES'}" for label, ours, theirs in rows]
+    print(f"target {TARGET}x (informational): {'; '.join(verdicts)}")
+    if cold:
+        print("note: the cold component run is the whole `aks-gpu plan` command, including report and file output")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,118 @@
+import base64
+
+import pytest
+import yaml
+
+from components import AksCluster
+from components._base import ComponentInputError
+from components.aks_cluster import AKS_RBAC_CLUSTER_ADMIN_ROLE, kubeconfig_for_login
+from planner.engine import SECRET
+from tests.conftest import of_type, one, registered_before_error, run_components
+
+
+def build_cluster(**args):
+    holder = {}
+
+    def program():
+        holder["cluster"] = AksCluster("aks", {"name": "aks-test", **args}, location="eastus", resource_group_name="rg-test")
+
+    run = run_components(program)
+    return holder["cluster"], run
+
+
+def test_defaults_are_the_safe_path():
+    _, run = build_cluster()
+    cluster = one(run, "containerservice:ManagedCluster").inputs
+    assert cluster["resourceName"] == "aks-test" and cluster["location"] == "eastus"
+    assert cluster["autoUpgradeProfile"] == {"nodeOSUpgradeChannel": "NodeImage", "upgradeChannel": "patch"}
+    assert cluster["kubernetesVersion"] == "1.34"
+    assert cluster["sku"] == {"name": "Base", "tier": "Standard"}
+    assert cluster["oidcIssuerProfile"] == {"enabled": True}
+    assert cluster["securityProfile"] == {"workloadIdentity": {"enabled": True}}
+    assert cluster["aadProfile"]["managed"] and cluster["aadProfile"]["enableAzureRBAC"]
+    assert cluster["disableLocalAccounts"] is True
+    assert cluster["azureMonitorProfile"]["metrics"]["enabled"] is True
+    assert "aiToolchainOperatorProfile" not in cluster
+    (system,) = cluster["agentPoolProfiles"]
+    assert (system["mode"], system["name"], system["count"]) == ("System", "system", 2)
+    assert "scaleSetPriority" not in system
+    assert one(run, "containerservice:ManagedCluster").options["ignoreChanges"] == ["agentPoolProfiles"]
+
+
+def test_deployer_gets_cluster_admin_and_provider_waits_for_it():
+    _, run = build_cluster()
+    grant = one(run, "authorization:RoleAssignment")
+    assert grant.inputs["roleDefinitionId"].endswith(f"/roleDefinitions/{AKS_RBAC_CLUSTER_ADMIN_ROLE}")
+    assert grant.inputs["scope"] == "<computed:aks-aks.id>"
+    assert grant.inputs["principalType"] == "User"
+    provider = one(run, "pulumi:providers:kubernetes")
+    assert grant.urn in provider.options["dependsOn"]
+    assert provider.inputs["kubeconfig"] == SECRET, "the kubeconfig is a secret and never written out"
+    assert provider.inputs["enableServerSideApply"] == "true"
+
+
+def test_ci_service_principal_gets_a_matching_principal_type():
+    _, run = build_cluster(deployer_principal_type="ServicePrincipal")
+    assert one(run, "authorization:RoleAssignment").inputs["principalType"] == "ServicePrincipal"
+
+
+def test_kaito_and_tier_and_channels_are_configurable():
+    _, run = build_cluster(
+        kaito=True, tier="Premium", upgrade_channel="stable", node_os_upgrade_channel="SecurityPatch", grant_deployer_admin=False
+    )
+    cluster = one(run, "containerservice:ManagedCluster").inputs
+    assert cluster["aiToolchainOperatorProfile"] == {"enabled": True}
+    assert cluster["sku"]["tier"] == "Premium"
+    assert cluster["autoUpgradeProfile"] == {"nodeOSUpgradeChannel": "SecurityPatch", "upgradeChannel": "stable"}
+    assert of_type(run, "RoleAssignment") == []
+
+
+def test_existing_cluster_creates_no_cluster():
+    cluster, run = build_cluster(existing={"name": "prod-aks", "resource_group": "rg-prod"})
+    assert of_type(run, "ManagedCluster") == [] and of_type(run, "RoleAssignment") == []
+    assert len(of_type(run, "pulumi:providers:kubernetes")) == 1
+    assert cluster.tier == "existing"
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        ({"name": "-bad"}, "name='-bad': AKS cluster names are 1-63 letters"),
+        ({"system_pool": {"spot": True}}, "system_pool.spot=True: AKS system pools cannot use Spot VMs"),
+        ({"system_pool": {"count": 0}}, "system_pool.count=0: Input should be greater than or equal to 1"),
+        (
+            {"node_os_upgrade_channel": "Weekly"},
+            "node_os_upgrade_channel='Weekly': Input should be 'NodeImage', 'SecurityPatch', 'Unmanaged' or 'None'",
+        ),
+        ({"kubernetes_version": "1.34.x"}, "kubernetes_version='1.34.x'"),
+        ({"admin_group_object_ids": ["admins"]}, "'admins' is not an Entra ID object ID"),
+    ],
+)
+def test_bad_cluster_input_is_refused_before_anything_is_created(args, expected):
+    def program():
+        AksCluster("aks", {"name": "aks-test", **args}, location="eastus", resource_group_name="rg")
+
+    assert registered_before_error(program, ComponentInputError) == []
+    with pytest.raises(ComponentInputError, match="AksCluster 'aks': invalid arguments") as caught:
+        run_components(program)
+    assert expected in str(caught.value)
+
+
+def test_kubeconfig_login_mode_is_rewritten_for_unattended_runs():
+    kubeconfig = {
+        "users": [
+            {
+                "name": "u",
+                "user": {"exec": {"command": "kubelogin", "args": ["get-token", "--login", "devicecode", "--server-id", "x"]}},
+            }
+        ]
+    }
+    encoded = base64.b64encode(yaml.safe_dump(kubeconfig).encode()).decode()
+    rewritten = yaml.safe_load(kubeconfig_for_login(encoded, "azurecli"))
+    assert rewritten["users"][0]["user"]["exec"]["args"] == ["get-token", "--login", "azurecli", "--server-id", "x"]
+    kubeconfig["users"][0]["user"]["exec"]["args"] = ["get-token"]
+    encoded = base64.b64encode(yaml.safe_dump(kubeconfig).encode()).decode()
+    assert yaml.safe_load(kubeconfig_for_login(encoded, "workloadidentity"))["users"][0]["user"]["exec"]["args"][-2:] == [
+        "--login",
+        "workloadidentity",
+    ]

@@ -1,0 +1,57 @@
+"""Shared helpers: run components or whole stacks under the planner's mocks."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from planner.engine import PlaceholderMocks, ProgramRun, RecordingMonitor, run_function, run_program
+
+REPO = Path(__file__).resolve().parent.parent
+PROJECT = "aks-gpu-inference"
+
+
+def run_components(build, stack: str = "test", monitor: RecordingMonitor | None = None) -> ProgramRun:
+    """Run ``build()`` as a stack program under mocks; return the registered resources."""
+    return run_function(build, PROJECT, stack, monitor=monitor)
+
+
+def registered_before_error(build, error: type[Exception]) -> list[str]:
+    """Run ``build()`` expecting ``error``; return the resource types registered before it."""
+    monitor = RecordingMonitor(PlaceholderMocks())
+    with pytest.raises(error):
+        run_components(build, monitor=monitor)
+    return [r.type for r in monitor.registered]
+
+
+def of_type(run: ProgramRun, suffix: str):
+    return [r for r in run.resources if r.type.endswith(suffix)]
+
+
+def one(run: ProgramRun, suffix: str):
+    found = of_type(run, suffix)
+    assert len(found) == 1, f"expected one {suffix}, got {[r.name for r in found]}"
+    return found[0]
+
+
+def stack_config(stack: str = "dev") -> dict:
+    """The `config:` mapping of a stack file in the repo, as plain data to mutate."""
+    return copy.deepcopy(yaml.safe_load((REPO / f"Pulumi.{stack}.yaml").read_text())["config"])
+
+
+def engine_config(config: dict) -> dict[str, str]:
+    return {k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()}
+
+
+def run_stack(config: dict, stack: str = "test") -> ProgramRun:
+    """Run the repo's real stack program with the given stack-file config."""
+    return run_program(REPO, PROJECT, stack, engine_config(config))
+
+
+@pytest.fixture
+def dev_config() -> dict:
+    return stack_config("dev")

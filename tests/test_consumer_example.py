@@ -1,0 +1,64 @@
+"""A consumer stack in another folder installs this repo as a package and imports the components."""
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from tests.conftest import REPO
+
+CONSUMER = REPO / "examples" / "consumer"
+
+DRIVER = textwrap.dedent(
+    """
+    import json, sys
+    from pathlib import Path
+    import components, planner.engine as engine, planner.stackfile as stackfile
+    assert components.__file__.startswith(sys.argv[1]), components.__file__
+    stack = stackfile.read_stack(Path.cwd(), "dev")
+    run = engine.run_program(Path.cwd(), stack.project, "dev", stack.config)
+    print(json.dumps({"components": components.__file__, "resources": [[r.type, r.name, r.inputs] for r in run.resources], "outputs": run.outputs}))
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Path:
+    """This repo built as a wheel and installed into a bare folder, as `pip install <repo>` would."""
+    wheels, target = tmp_path_factory.mktemp("wheel"), tmp_path_factory.mktemp("site")
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--quiet"]
+    subprocess.run([*pip, "wheel", "--no-deps", "--wheel-dir", str(wheels), str(REPO)], check=True, capture_output=True)
+    (wheel,) = wheels.glob("aks_gpu_inference-*.whl")
+    subprocess.run([*pip, "install", "--no-deps", "--target", str(target), str(wheel)], check=True, capture_output=True)
+    return target
+
+
+def test_wheel_ships_the_packages_data_and_command(installed):
+    assert (installed / "components" / "gpu_sizes.json").is_file()
+    assert (installed / "planner" / "cli.py").is_file() and (installed / "policies" / "rules").is_dir()
+    entry_points = next(installed.glob("aks_gpu_inference-*.dist-info")) / "entry_points.txt"
+    assert "aks-gpu = planner.cli:main" in entry_points.read_text()
+
+
+def test_consumer_stack_runs_on_the_installed_package(installed):
+    # PYTHONPATH puts the installed copy ahead of the repo's editable install.
+    env = {"PYTHONPATH": str(installed), "PATH": "/usr/bin:/bin"}
+    result = subprocess.run([sys.executable, "-c", DRIVER, str(installed)], cwd=CONSUMER, env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    plan = json.loads(result.stdout)
+    types = [t for t, _, _ in plan["resources"]]
+    assert "azure-native:containerservice:ManagedCluster" not in types, "the consumer uses an existing cluster"
+    pool = next(inputs for t, _, inputs in plan["resources"] if t.endswith(":AgentPool"))
+    assert (pool["resourceName"], pool["resourceGroupName"], pool["vmSize"]) == (
+        "aks-gpu-dev",
+        "rg-aks-gpu-dev",
+        "Standard_NC4as_T4_v3",
+    )
+    namespace = next(inputs for t, _, inputs in plan["resources"] if t == "kubernetes:core/v1:Namespace")
+    kubernetes_validate.validate(yaml.safe_load(yaml.safe_dump(namespace)), "1.34", strict=True)
+    assert plan["outputs"]["node_selector"] == {"kubernetes.azure.com/agentpool": "t4batch"}
