@@ -124,7 +124,8 @@ def main() -> None:
     if cold:
         rows.append(("dev, cold process", *cold))
 
-    print(f"\nmedian of {args.repeat} alternating in-process runs (cold: {args.cold} fresh processes per side)")
+    cold_note = f"; cold: median of {args.cold} fresh processes per side" if cold else ""
+    print(f"\nmedian of {args.repeat} alternating in-process runs per side{cold_note}")
     print(f"{'scenario':<19}{'component s':>12}{'baseline s':>12}{'ratio':>8}   target")
     for label, ours, theirs in rows:
         print(f"{label:<19}{ours:>12.3f}{theirs:>12.3f}{ours / theirs:>7.2f}x   <= {TARGET}x")

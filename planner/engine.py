@@ -160,7 +160,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             if request.dependencies:
                 options["dependsOn"] = list(request.dependencies)
             if request.provider:
-                options["provider"] = request.provider.split("::")[0]
+                options["provider"] = request.provider.rsplit("::", 1)[0]
             self.registered.append(
                 Registered(
                     urn=response.urn,
