@@ -7,6 +7,7 @@ not pay for the Pulumi SDKs.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -21,17 +22,40 @@ def _progress(message: str, quiet: bool) -> None:
         print(f"» {message}", file=sys.stderr, flush=True)
 
 
+def load_policy_config(path: str | None) -> dict:
+    """A ``--policy-pack-config`` style JSON file: rule -> {enforcementLevel, knobs...}."""
+    if not path:
+        return {}
+    from policies.rules import check_pack_config
+
+    try:
+        config = json.loads(Path(path).read_text())
+    except (OSError, json.JSONDecodeError) as err:
+        raise ConfigError(f"cannot read policy config {path}", [str(err)]) from None
+    problems = check_pack_config(config)
+    if problems:
+        raise ConfigError(f"policy config {path} is invalid", problems)
+    return {name: ({"enforcementLevel": v} if isinstance(v, str) else v) for name, v in config.items()}
+
+
+def findings_table(rows: list[tuple[str, str, str, str]]) -> str:
+    from .tables import table
+
+    return table(["level", "rule", "where", "finding"], [list(r) for r in rows])
+
+
 def cmd_plan(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     from . import stackfile
 
     project_dir = stackfile.find_project_dir(Path(args.project_dir).resolve())
     stack = stackfile.read_stack(project_dir, args.stack)
+    policy_config = load_policy_config(args.policy_config)
     _progress(f"planning stack {stack.stack!r} of {stack.project!r} offline (Pulumi SDK mocks; no CLI, no cloud)", args.quiet)
 
     import pulumi
 
-    from . import engine, render, report
+    from . import analyzer, engine, render, report
 
     try:
         run = engine.run_program(project_dir, stack.project, stack.stack, stack.config, stack.secret_keys)
@@ -41,6 +65,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
     out_dir = Path(args.out or project_dir / "out" / stack.stack)
     _progress(f"registered {len(run.resources)} resources; writing {out_dir}", args.quiet)
     counts = render.write_plan(run, out_dir)
+    _progress("running the aks-gpu-guardrails policy pack through the pulumi_policy analyzer", args.quiet)
+    verdicts = analyzer.analyze(run, policy_config)
+    (out_dir / "policy.json").write_text(json.dumps([v.__dict__ for v in verdicts], indent=2) + "\n")
+    names = {r.urn: f"{r.type.rsplit(':', 1)[-1]} {r.name}" for r in run.resources}
 
     print(f"Plan of stack '{stack.stack}' ({stack.path.name}) — offline, not a diff against live state\n")
     print(report.resources_by_type(run), end="\n\n")
@@ -48,11 +76,34 @@ def cmd_plan(args: argparse.Namespace) -> int:
     print(report.gpu_pools(run), end="\n\n")
     print("Monthly cost estimate")
     print(report.cost_estimate(run), end="\n\n")
+    mandatory = [v for v in verdicts if v.mandatory]
+    print(f"Policy verdicts (aks-gpu-guardrails): {len(mandatory)} mandatory, {len(verdicts) - len(mandatory)} advisory")
+    if verdicts:
+        print(findings_table([(v.enforcement, v.policy, names.get(v.urn, v.urn or "stack"), v.message) for v in verdicts]))
+    print()
     print(
-        f"Wrote {out_dir}: resources.json, outputs.json, {counts['kubernetes']} Kubernetes manifests, "
+        f"Wrote {out_dir}: resources.json, outputs.json, policy.json, {counts['kubernetes']} Kubernetes manifests, "
         f"{counts['azure']} Azure resources, graph.mmd/graph.dot ({time.perf_counter() - started:.1f}s)"
     )
-    return EXIT_OK
+    return EXIT_FAILED if mandatory else EXIT_OK
+
+
+def cmd_scan(args: argparse.Namespace) -> int:
+    from . import scan
+
+    config = load_policy_config(args.policy_config)
+    located, findings = scan.scan(args.paths, config)
+    mandatory = sum(f.level == "mandatory" for f in findings)
+    if args.format == "json":
+        print(scan.as_json(located, findings))
+    elif args.format == "sarif":
+        print(scan.as_sarif(findings))
+    else:
+        rows = [(f.level, f.rule.name, f.violation.urn, f.violation.message) for f in findings]
+        if rows:
+            print(findings_table(rows))
+        print(f"{len(located)} objects scanned: {mandatory} mandatory, {len(findings) - mandatory} advisory findings")
+    return EXIT_FAILED if mandatory else EXIT_OK
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -76,7 +127,21 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--project-dir", default=".", help="folder with Pulumi.yaml, or below it (default: current folder)")
     plan.add_argument("--out", help="output folder (default: <project>/out/<stack>)")
     plan.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    plan.add_argument("--policy-config", metavar="FILE", help="policy pack config JSON, as for --policy-pack-config")
     plan.set_defaults(func=cmd_plan)
+
+    scan = commands.add_parser(
+        "scan",
+        help="check plain Kubernetes YAML (helm template output, manifests) against the guardrail rules",
+        description=(
+            "Run the aks-gpu-guardrails rules over Kubernetes YAML files or folders (searched for *.yaml and *.yml). "
+            "Exit code 1 when a mandatory rule is violated, 2 for unreadable input, 0 otherwise."
+        ),
+    )
+    scan.add_argument("paths", nargs="+", metavar="PATH", help="YAML files or folders")
+    scan.add_argument("--format", choices=["table", "json", "sarif"], default="table", help="output format (default: table)")
+    scan.add_argument("--policy-config", metavar="FILE", help="policy pack config JSON, as for --policy-pack-config")
+    scan.set_defaults(func=cmd_scan)
     return parser
 
 

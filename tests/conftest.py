@@ -13,6 +13,7 @@ from planner.engine import PlaceholderMocks, ProgramRun, RecordingMonitor, run_f
 
 REPO = Path(__file__).resolve().parent.parent
 PROJECT = "aks-gpu-inference"
+STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in REPO.glob("Pulumi.*.yaml"))
 
 
 def run_components(build, stack: str = "test", monitor: RecordingMonitor | None = None) -> ProgramRun:

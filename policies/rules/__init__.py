@@ -1,1 +1,122 @@
-"""One module per rule; each exposes pure functions over plain mappings (engine wire names)."""
+"""The guardrail rules: pure functions over plain mappings with engine wire names.
+
+``RULES`` lists them in report order. Each rule module exposes ``RULE``; the CrossGuard pack
+(``policies.pack``), the offline planner and ``aks-gpu scan`` all run these same objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ._model import Resource, StackIndex, Violation
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    description: str
+    enforcement: Literal["mandatory", "advisory"]
+    scope: Literal["resource", "stack"]
+    """``resource`` rules look at one resource at a time; ``stack`` rules join resources."""
+    unknowns: str
+    """What the rule does with a value that is unknown during preview, for the docs."""
+    config: dict[str, dict[str, Any]]
+    """JSON-schema properties of the rule's knobs, each with its default."""
+    check: Callable[[StackIndex, dict[str, Any]], Iterable[Violation]]
+
+    def defaults(self) -> dict[str, Any]:
+        return {key: schema["default"] for key, schema in self.config.items()}
+
+    def run(self, index: StackIndex, config: dict[str, Any] | None = None) -> list[Violation]:
+        return list(self.check(index, {**self.defaults(), **(config or {})}))
+
+
+def _load() -> list[Rule]:
+    from . import (
+        disk_caching_none,
+        gpu_taints,
+        helm_pinned,
+        image_pinned,
+        ipc_lock_without_privileged,
+        mig_resource_request,
+        nccl_ib,
+        no_memlock_override,
+        node_os_upgrade_channel,
+        prefill_decode_anti_affinity,
+        rdma_capable_sku,
+        retired_gpu_sizes,
+    )
+
+    return [
+        m.RULE
+        for m in (
+            rdma_capable_sku,
+            gpu_taints,
+            ipc_lock_without_privileged,
+            node_os_upgrade_channel,
+            mig_resource_request,
+            disk_caching_none,
+            nccl_ib,
+            no_memlock_override,
+            prefill_decode_anti_affinity,
+            image_pinned,
+            retired_gpu_sizes,
+            helm_pinned,
+        )
+    ]
+
+
+RULES: list[Rule] = _load()
+BY_NAME: dict[str, Rule] = {rule.name: rule for rule in RULES}
+
+
+LEVELS = ("advisory", "mandatory", "disabled")
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: Rule
+    level: str
+    violation: Violation
+
+
+def check_pack_config(config: Any) -> list[str]:
+    """Problems in a ``--policy-pack-config`` mapping (rule -> {enforcementLevel, knobs}); empty when valid."""
+    if not isinstance(config, dict):
+        return [f"expected a JSON object of rule names to settings, got {type(config).__name__}"]
+    problems = []
+    for name, settings in config.items():
+        if name not in BY_NAME:
+            problems.append(f"{name}: unknown rule; rules: {', '.join(BY_NAME)}")
+            continue
+        if isinstance(settings, str):
+            settings = {"enforcementLevel": settings}
+        if not isinstance(settings, dict):
+            problems.append(f"{name}={settings!r}: expected an enforcement level or an object of settings")
+            continue
+        for key, value in settings.items():
+            if key == "enforcementLevel":
+                if value not in LEVELS:
+                    problems.append(f"{name}.enforcementLevel={value!r}: accepted: {', '.join(LEVELS)}")
+            elif key not in BY_NAME[name].config:
+                knobs = ", ".join(BY_NAME[name].config) or "none"
+                problems.append(f"{name}.{key}: unknown setting; settings of this rule: enforcementLevel, {knobs}")
+    return problems
+
+
+def evaluate(resources: list[Resource], config: dict[str, Any] | None = None) -> list[Finding]:
+    """Run every enabled rule over a whole stack; ``config`` is the pack config (rule -> settings)."""
+    index = StackIndex.build(resources)
+    findings = []
+    for rule in RULES:
+        settings = (config or {}).get(rule.name) or {}
+        if isinstance(settings, str):
+            settings = {"enforcementLevel": settings}
+        knobs = {k: v for k, v in settings.items() if k != "enforcementLevel"}
+        level = settings.get("enforcementLevel", rule.enforcement)
+        if level == "disabled":
+            continue
+        findings.extend(Finding(rule, level, v) for v in rule.run(index, knobs))
+    return findings

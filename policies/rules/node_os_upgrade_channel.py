@@ -2,28 +2,52 @@
 
 Seed 002 gotcha 5: with ``Unmanaged``, unattended-upgrades moves the kernel under the NVIDIA
 module and the node comes back with ``nvidia.com/gpu: 0``; ``NodeImage`` ships kernel and driver
-as one tested VHD. A missing value fails too: the AKS default has changed across API versions, so
-a stack that relies on it has no guarantee.
+as one tested VHD. A missing value fails too: the service default has changed across API versions,
+so a stack that leaves it out has no guarantee. An unknown value fails closed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from . import Rule
+from ._model import StackIndex, Violation, get, is_unknown, type_matches
 
 NAME = "aks-node-os-upgrade-channel"
-MANAGED_CLUSTER = "azure-native:containerservice:ManagedCluster"
 
 
-def violations(props: Mapping[str, Any], allow_security_patch: bool = False) -> list[str]:
-    """Why a ManagedCluster's inputs break the rule (empty when compliant)."""
-    profile = props.get("autoUpgradeProfile") or {}
-    channel = profile.get("nodeOSUpgradeChannel")
-    allowed = {"NodeImage", "SecurityPatch"} if allow_security_patch else {"NodeImage"}
-    if channel in allowed:
-        return []
-    if channel is None:
-        return [
-            "autoUpgradeProfile.nodeOSUpgradeChannel is not set; set it to NodeImage so kernel and GPU driver upgrade together"
-        ]
-    return [f"autoUpgradeProfile.nodeOSUpgradeChannel is {channel!r}; use NodeImage (accepted: {', '.join(sorted(allowed))})"]
+def _check(index: StackIndex, config: dict):
+    allowed = ["NodeImage", "SecurityPatch"] if config["allow_security_patch"] else ["NodeImage"]
+    for r in index.resources:
+        if not type_matches(r.type, "azure-native", "containerservice", "ManagedCluster"):
+            continue
+        channel = get(r.props, "autoUpgradeProfile", "nodeOSUpgradeChannel")
+        if channel in allowed:
+            continue
+        if channel is None:
+            problem = "is not set"
+        elif is_unknown(channel):
+            problem = "is unknown during preview (fails closed)"
+        else:
+            problem = f"is {channel!r}"
+        yield Violation(
+            NAME,
+            r,
+            f"{r.label}: autoUpgradeProfile.nodeOSUpgradeChannel {problem}; set it to NodeImage so kernel and GPU driver "
+            f"upgrade together (accepted: {', '.join(allowed)})",
+        )
+
+
+RULE = Rule(
+    name=NAME,
+    description="AKS clusters upgrade node OS images through the NodeImage channel, so kernel and NVIDIA driver move together.",
+    enforcement="mandatory",
+    scope="resource",
+    unknowns="fails closed",
+    config={
+        "allow_security_patch": {
+            "type": "boolean",
+            "default": False,
+            "description": "Also accept SecurityPatch (kernel patches without a new node image; the driver is not rebuilt).",
+        }
+    },
+    check=_check,
+)

@@ -8,9 +8,7 @@ import pytest
 import yaml
 
 from planner.cli import main
-from tests.conftest import REPO
-
-STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in REPO.glob("Pulumi.*.yaml"))
+from tests.conftest import REPO, STACKS
 
 
 @pytest.fixture(scope="module")

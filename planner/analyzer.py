@@ -1,0 +1,108 @@
+"""Runs the policy pack over a planned stack through pulumi_policy's real analyzer, in-process.
+
+The requests are the ones the Pulumi engine sends a pack (Configure, Analyze per resource,
+AnalyzeStack once), so enforcement levels and config reach the rules exactly as in
+``pulumi preview --policy-pack policies``. The analyzer servicer is private to pulumi-policy,
+which is why ``requirements.txt`` pins it exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from google.protobuf import json_format, struct_pb2
+from pulumi.runtime.proto import analyzer_pb2
+from pulumi_policy import EnforcementLevel
+from pulumi_policy.policy import _PolicyAnalyzerServicer
+
+from policies.pack import DESCRIPTION, PACK_NAME, POLICIES
+
+from .engine import ProgramRun, Registered
+from .render import plain
+
+_WIRE_LEVELS = {
+    "advisory": analyzer_pb2.ADVISORY,
+    "mandatory": analyzer_pb2.MANDATORY,
+    "disabled": analyzer_pb2.DISABLED,
+    "remediate": analyzer_pb2.REMEDIATE,
+}
+_LEVEL_NAMES = {value: name for name, value in _WIRE_LEVELS.items()}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    policy: str
+    enforcement: str
+    message: str
+    urn: str
+
+    @property
+    def mandatory(self) -> bool:
+        return self.enforcement == "mandatory"
+
+
+def new_servicer() -> _PolicyAnalyzerServicer:
+    return _PolicyAnalyzerServicer(PACK_NAME, "0.1.0", POLICIES, EnforcementLevel.ADVISORY, None, DESCRIPTION)
+
+
+def struct(value: Mapping[str, Any]) -> struct_pb2.Struct:
+    message = struct_pb2.Struct()
+    json_format.ParseDict(plain(dict(value)), message)
+    return message
+
+
+def configure_request(config: Mapping[str, Mapping[str, Any]]) -> analyzer_pb2.ConfigureAnalyzerRequest:
+    """The engine's Configure call for ``--policy-pack-config``: rule -> {enforcementLevel, knobs...}."""
+    policy_config = {}
+    for name, values in config.items():
+        values = dict(values)
+        level = values.pop("enforcementLevel", None)
+        policy_config[name] = analyzer_pb2.PolicyConfig(
+            enforcementLevel=_WIRE_LEVELS[level] if level else 0, properties=struct(values)
+        )
+    return analyzer_pb2.ConfigureAnalyzerRequest(policyConfig=policy_config)
+
+
+def analyze_request(resource: Registered) -> analyzer_pb2.AnalyzeRequest:
+    return analyzer_pb2.AnalyzeRequest(
+        type=resource.type, properties=struct(resource.inputs), urn=resource.urn, name=resource.name
+    )
+
+
+def stack_request(resources: Iterable[Registered]) -> analyzer_pb2.AnalyzeStackRequest:
+    return analyzer_pb2.AnalyzeStackRequest(
+        resources=[
+            analyzer_pb2.AnalyzerResource(
+                type=r.type,
+                properties=struct(r.inputs),
+                urn=r.urn,
+                name=r.name,
+                parent=r.parent or "",
+                dependencies=r.options.get("dependsOn", []),
+            )
+            for r in resources
+        ]
+    )
+
+
+def verdicts(responses: Iterable[analyzer_pb2.AnalyzeResponse]) -> list[Verdict]:
+    """Violations from analyzer responses; the pack prefixes each message with the policy's description."""
+    found = []
+    for response in responses:
+        for d in response.diagnostics:
+            message = d.message.split("\n", 1)[1] if "\n" in d.message else d.message
+            found.append(Verdict(d.policyName, _LEVEL_NAMES.get(d.enforcementLevel, "advisory"), message, d.urn))
+    return found
+
+
+def analyze(run: ProgramRun, config: Mapping[str, Mapping[str, Any]] | None = None) -> list[Verdict]:
+    """Every verdict of the pack on a planned stack (custom resources only, as the engine sends them)."""
+    servicer = new_servicer()
+    if config:
+        servicer.Configure(configure_request(config), None)
+    resources = [r for r in run.resources if r.custom]
+    responses = [servicer.Analyze(analyze_request(r), None) for r in resources]
+    responses.append(servicer.AnalyzeStack(stack_request(resources), None))
+    return verdicts(responses)

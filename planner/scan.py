@@ -1,0 +1,124 @@
+"""``aks-gpu scan``: the guardrail rules over plain Kubernetes YAML (``helm template`` output,
+kustomize builds, the seeds' manifests), with table, JSON and SARIF output.
+
+Imports no Pulumi SDK: it must stay fast enough to run on every commit.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from components.errors import ConfigError
+from policies.rules import RULES, Finding, evaluate
+from policies.rules._model import Resource, token_for_manifest
+
+
+@dataclass
+class Located:
+    resource: Resource
+    path: str
+    line: int
+
+
+def yaml_files(paths: Iterable[str]) -> list[Path]:
+    files = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            files.extend(sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file()))
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise ConfigError("cannot scan", [f"{raw}: no such file or folder"])
+    return files
+
+
+def load_manifests(path: Path) -> list[Located]:
+    """Every Kubernetes object in a (multi-document) YAML file, with the line it starts on."""
+    loader = yaml.SafeLoader(path.read_text())
+    found = []
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            document = loader.construct_document(node)
+            for obj in document.get("items", []) if isinstance(document, dict) and document.get("kind") == "List" else [document]:
+                if isinstance(obj, dict) and isinstance(obj.get("apiVersion"), str) and isinstance(obj.get("kind"), str):
+                    name = (obj.get("metadata") or {}).get("name", "?")
+                    resource = Resource(
+                        token_for_manifest(obj["apiVersion"], obj["kind"]), str(name), obj, f"{path}:{node.start_mark.line + 1}"
+                    )
+                    found.append(Located(resource, str(path), node.start_mark.line + 1))
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path} is not valid YAML", [str(err).replace("\n", " ")]) from None
+    finally:
+        loader.dispose()
+    return found
+
+
+def scan(paths: Iterable[str], config: dict | None = None) -> tuple[list[Located], list[Finding]]:
+    located = [item for path in yaml_files(paths) for item in load_manifests(path)]
+    return located, evaluate([item.resource for item in located], config)
+
+
+def _where(finding: Finding) -> tuple[str, int]:
+    path, _, line = finding.violation.urn.rpartition(":")
+    return path, int(line)
+
+
+def as_json(located: list[Located], findings: list[Finding]) -> str:
+    return json.dumps(
+        {
+            "objects": len(located),
+            "mandatory": sum(f.level == "mandatory" for f in findings),
+            "advisory": sum(f.level == "advisory" for f in findings),
+            "findings": [
+                {
+                    "rule": f.rule.name,
+                    "level": f.level,
+                    "file": _where(f)[0],
+                    "line": _where(f)[1],
+                    "resource": f.violation.resource.label,
+                    "message": f.violation.message,
+                }
+                for f in findings
+            ],
+        },
+        indent=2,
+    )
+
+
+def as_sarif(findings: list[Finding]) -> str:
+    """SARIF 2.1.0 for code-scanning upload: mandatory findings are errors, advisory ones warnings."""
+    rules = [
+        {
+            "id": rule.name,
+            "shortDescription": {"text": rule.description},
+            "fullDescription": {"text": rule.description},
+            "defaultConfiguration": {"level": "error" if rule.enforcement == "mandatory" else "warning"},
+        }
+        for rule in RULES
+    ]
+    results = [
+        {
+            "ruleId": f.rule.name,
+            "level": "error" if f.level == "mandatory" else "warning",
+            "message": {"text": f.violation.message},
+            "locations": [
+                {"physicalLocation": {"artifactLocation": {"uri": _where(f)[0]}, "region": {"startLine": _where(f)[1]}}}
+            ],
+        }
+        for f in findings
+    ]
+    return json.dumps(
+        {
+            "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+            "version": "2.1.0",
+            "runs": [{"tool": {"driver": {"name": "aks-gpu scan", "rules": rules}}, "results": results}],
+        },
+        indent=2,
+    )

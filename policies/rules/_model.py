@@ -1,0 +1,317 @@
+"""What every rule works on: resources as plain mappings with engine wire names, plus the helpers
+that find pod templates, containers, GPU requests, RDMA claims and pools in them.
+
+Nothing here imports Pulumi: the same rules serve the CrossGuard pack, the offline planner and
+``aks-gpu scan`` on plain YAML.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from components import catalog
+
+
+class _Unknown:
+    """A value the engine will only know after deployment (Pulumi preview)."""
+
+    def __repr__(self) -> str:
+        return "<unknown during preview>"
+
+
+UNKNOWN = _Unknown()
+
+GPU_TAINT = "sku=gpu:NoSchedule"
+AGENTPOOL_LABEL = "kubernetes.azure.com/agentpool"
+RDMA_LABEL = "aks-gpu-inference/rdma"
+RDMA_DEVICE_CLASS = "dranet.net"
+GPU_DEVICE_CLASSES = ("gpu.nvidia.com", "mig.nvidia.com")
+
+
+def is_unknown(value: Any) -> bool:
+    return value is UNKNOWN
+
+
+@dataclass
+class Resource:
+    """One resource: a Pulumi type token (``kubernetes:apps/v1:Deployment``) and its input properties."""
+
+    type: str
+    name: str
+    props: Mapping[str, Any]
+    urn: str = ""
+
+    @property
+    def label(self) -> str:
+        """How a person finds the resource: ``Kind namespace/name``."""
+        kind = self.type.rsplit(":", 1)[-1]
+        metadata = self.props.get("metadata") if isinstance(self.props, Mapping) else None
+        if isinstance(metadata, Mapping) and isinstance(metadata.get("name"), str):
+            namespace = metadata.get("namespace")
+            return f"{kind} {namespace + '/' if isinstance(namespace, str) else ''}{metadata['name']}"
+        return f"{kind} {self.name}"
+
+
+@dataclass(frozen=True)
+class Violation:
+    rule: str
+    resource: Resource
+    message: str
+
+    @property
+    def urn(self) -> str:
+        return self.resource.urn
+
+
+def type_matches(token: str, provider: str, module: str, kind: str) -> bool:
+    """Match a type token, allowing an API-version segment (``containerservice/v20250901``)."""
+    return re.fullmatch(rf"{re.escape(provider)}:{re.escape(module)}(/v[0-9a-z]+)?:{re.escape(kind)}", token) is not None
+
+
+def kube_kind(resource: Resource) -> str | None:
+    """The Kubernetes kind of a ``kubernetes:<group>/<version>:<Kind>`` resource, else None."""
+    match = re.fullmatch(r"kubernetes:([\w.-]+/)?[\w.-]+:(\w+)", resource.type)
+    return match[2] if match and not resource.type.startswith("kubernetes:helm.sh/") else None
+
+
+def token_for_manifest(api_version: str, kind: str) -> str:
+    """The Pulumi type token of a plain manifest (``apps/v1`` + ``Deployment``)."""
+    return f"kubernetes:{api_version if '/' in api_version else 'core/' + api_version}:{kind}"
+
+
+def get(obj: Any, *path: str | int, default: Any = None) -> Any:
+    """Walk mappings and sequences; a missing step gives ``default``, an unknown one ``UNKNOWN``."""
+    for step in path:
+        if is_unknown(obj):
+            return UNKNOWN
+        if isinstance(step, int):
+            if not isinstance(obj, Sequence) or isinstance(obj, str) or step >= len(obj):
+                return default
+            obj = obj[step]
+        else:
+            if not isinstance(obj, Mapping) or step not in obj:
+                return default
+            obj = obj[step]
+    return obj
+
+
+def items(value: Any) -> list[Any]:
+    """A sequence as a list; anything else (missing, unknown) as empty."""
+    return list(value) if isinstance(value, Sequence) and not isinstance(value, str) else []
+
+
+# ---- workloads -------------------------------------------------------------------------------
+
+# Where each workload kind keeps its pod template(s).
+_TEMPLATE_PATHS: dict[str, list[tuple[str, ...]]] = {
+    "Pod": [()],
+    "Deployment": [("spec", "template")],
+    "StatefulSet": [("spec", "template")],
+    "DaemonSet": [("spec", "template")],
+    "ReplicaSet": [("spec", "template")],
+    "Job": [("spec", "template")],
+    "CronJob": [("spec", "jobTemplate", "spec", "template")],
+    "LeaderWorkerSet": [("spec", "leaderWorkerTemplate", "leaderTemplate"), ("spec", "leaderWorkerTemplate", "workerTemplate")],
+}
+
+CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
+
+
+@dataclass
+class PodTemplate:
+    resource: Resource
+    path: str
+    metadata: Mapping[str, Any]
+    spec: Mapping[str, Any]
+
+    def containers(self) -> Iterator[tuple[str, Mapping[str, Any]]]:
+        """Every container of every list, with a readable location (``containers[0] vllm``)."""
+        for list_name in CONTAINER_LISTS:
+            for index, container in enumerate(items(self.spec.get(list_name))):
+                if isinstance(container, Mapping):
+                    yield f"{self.path}{list_name}[{index}] {container.get('name', '?')}", container
+
+    def where(self, container_location: str) -> str:
+        return f"{self.resource.label} {container_location}"
+
+
+def pod_templates(resource: Resource) -> list[PodTemplate]:
+    kind = kube_kind(resource)
+    if kind not in _TEMPLATE_PATHS:
+        return []
+    result = []
+    for path in _TEMPLATE_PATHS[kind]:
+        template = get(resource.props, *path) if path else resource.props
+        spec = get(template, "spec")
+        if isinstance(spec, Mapping):
+            location = ".".join((*path, "spec", ""))
+            result.append(PodTemplate(resource, location, get(template, "metadata", default={}) or {}, spec))
+    return result
+
+
+def resources_of(container: Mapping[str, Any]) -> dict[str, Any]:
+    """Requested and limited extended resources of a container, merged."""
+    merged: dict[str, Any] = {}
+    for section in ("requests", "limits"):
+        values = get(container, "resources", section)
+        if isinstance(values, Mapping):
+            merged.update(values)
+    return merged
+
+
+def gpu_resource_names(container: Mapping[str, Any]) -> list[str]:
+    return [name for name in resources_of(container) if is_gpu_resource(name)]
+
+
+def is_gpu_resource(name: str) -> bool:
+    return name in ("nvidia.com/gpu", "amd.com/gpu") or name.startswith("nvidia.com/mig-")
+
+
+def parse_taint(taint: str) -> tuple[str, str, str]:
+    """``key=value:Effect`` (or ``key:Effect``) as (key, value, effect)."""
+    head, _, effect = taint.rpartition(":")
+    key, _, value = head.partition("=")
+    return key, value, effect
+
+
+def tolerates(tolerations: Any, taint: str) -> bool:
+    """Kubernetes toleration semantics for one taint."""
+    key, value, effect = parse_taint(taint)
+    for toleration in items(tolerations):
+        if not isinstance(toleration, Mapping) or toleration.get("effect", "") not in ("", effect):
+            continue
+        operator, t_key = toleration.get("operator", "Equal"), toleration.get("key", "")
+        if operator == "Exists" and t_key in ("", key):
+            return True
+        if operator == "Equal" and t_key == key and toleration.get("value", "") == value:
+            return True
+    return False
+
+
+# ---- pools -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Pool:
+    """An AKS agent pool, standalone (``AgentPool``) or inline in ``agentPoolProfiles``."""
+
+    resource: Resource
+    name: Any
+    props: Mapping[str, Any]
+    where: str
+
+    @property
+    def vm_size(self) -> Any:
+        return self.props.get("vmSize")
+
+    @property
+    def sku(self) -> catalog.GpuSku | None:
+        return catalog.skus().get(self.vm_size) if isinstance(self.vm_size, str) else None
+
+    @property
+    def is_gpu(self) -> bool:
+        return self.sku is not None or (isinstance(self.vm_size, str) and _looks_gpu(self.vm_size))
+
+
+def _looks_gpu(vm_size: str) -> bool:
+    try:
+        return catalog.parse_vm_size(vm_size).family in ("NC", "ND", "NV", "NCC", "NG")
+    except ValueError:
+        return False
+
+
+def pools(resources: list[Resource]) -> list[Pool]:
+    found = []
+    for r in resources:
+        if type_matches(r.type, "azure-native", "containerservice", "AgentPool"):
+            found.append(Pool(r, r.props.get("agentPoolName", r.name), r.props, f"AgentPool {r.name}"))
+        elif type_matches(r.type, "azure-native", "containerservice", "ManagedCluster"):
+            for index, profile in enumerate(items(r.props.get("agentPoolProfiles"))):
+                if isinstance(profile, Mapping):
+                    found.append(Pool(r, profile.get("name"), profile, f"ManagedCluster {r.name} agentPoolProfiles[{index}]"))
+    return found
+
+
+# ---- DRA claims ------------------------------------------------------------------------------
+
+
+@dataclass
+class StackIndex:
+    """Lookups across a whole stack: pools by name and the device classes each claim asks for."""
+
+    resources: list[Resource]
+    pools_by_name: dict[str, Pool] = field(default_factory=dict)
+    claim_classes: dict[tuple[str, str], set[str]] = field(default_factory=dict)
+    template_classes: dict[tuple[str, str], set[str]] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, resources: list[Resource]) -> StackIndex:
+        index = cls(resources)
+        for pool in pools(resources):
+            if isinstance(pool.name, str):
+                index.pools_by_name[pool.name] = pool
+        for r in resources:
+            kind = kube_kind(r)
+            namespace = get(r.props, "metadata", "namespace", default="default")
+            name = get(r.props, "metadata", "name", default=r.name)
+            if kind == "ResourceClaimTemplate":
+                index.template_classes[(namespace, name)] = _device_classes(get(r.props, "spec", "spec"))
+            elif kind == "ResourceClaim":
+                index.claim_classes[(namespace, name)] = _device_classes(get(r.props, "spec"))
+        return index
+
+    def pod_claim_classes(self, template: PodTemplate) -> dict[str, set[str]]:
+        """Device classes behind each of a pod's ``resourceClaims`` entries, by claim name.
+
+        A template or claim that is not in the stack gives an empty set: unknown, not safe.
+        """
+        namespace = get(template.resource.props, "metadata", "namespace", default="default")
+        result = {}
+        for claim in items(template.spec.get("resourceClaims")):
+            if not isinstance(claim, Mapping):
+                continue
+            if isinstance(claim.get("resourceClaimTemplateName"), str):
+                classes = self.template_classes.get((namespace, claim["resourceClaimTemplateName"]), set())
+            elif isinstance(claim.get("resourceClaimName"), str):
+                classes = self.claim_classes.get((namespace, claim["resourceClaimName"]), set())
+            else:
+                classes = set()
+            result[str(claim.get("name"))] = classes
+        return result
+
+    def pool_of(self, template: PodTemplate) -> Pool | None:
+        name = get(template.spec, "nodeSelector", AGENTPOOL_LABEL)
+        return self.pools_by_name.get(name) if isinstance(name, str) else None
+
+
+def _device_classes(claim_spec: Any) -> set[str]:
+    classes = set()
+    for request in items(get(claim_spec, "devices", "requests")):
+        for holder in (get(request, "exactly"), request):
+            device_class = get(holder, "deviceClassName")
+            if isinstance(device_class, str):
+                classes.add(device_class)
+        for sub in items(get(request, "firstAvailable")):
+            if isinstance(get(sub, "deviceClassName"), str):
+                classes.add(sub["deviceClassName"])
+    return classes
+
+
+def container_claims(container: Mapping[str, Any]) -> list[str]:
+    return [str(get(c, "name")) for c in items(get(container, "resources", "claims"))]
+
+
+def rdma_containers(index: StackIndex, template: PodTemplate) -> list[tuple[str, Mapping[str, Any]]]:
+    """Containers of a pod that consume a claim for ``dranet.net`` RDMA NICs."""
+    rdma_claims = {name for name, classes in index.pod_claim_classes(template).items() if RDMA_DEVICE_CLASS in classes}
+    return [(where, c) for where, c in template.containers() if rdma_claims & set(container_claims(c))]
+
+
+def env_value(container: Mapping[str, Any], name: str) -> Any:
+    for entry in items(container.get("env")):
+        if isinstance(entry, Mapping) and entry.get("name") == name:
+            return entry.get("value", UNKNOWN if "valueFrom" in entry else None)
+    return None

@@ -1,0 +1,40 @@
+"""Azure Disk storage classes set ``cachingMode: None``.
+
+Seed 002 gotcha 4: host caching on data disks of N-series nodes can lock up I/O while CUDA
+kernels do direct DMA; the Azure Disk CSI driver defaults to ReadOnly caching, so the parameter
+must be explicit. Unknown values are skipped.
+"""
+
+from __future__ import annotations
+
+from . import Rule
+from ._model import StackIndex, Violation, get, is_unknown, kube_kind
+
+NAME = "azure-disk-caching-none"
+PROVISIONERS = ("disk.csi.azure.com", "kubernetes.io/azure-disk")
+
+
+def _check(index: StackIndex, config: dict):
+    for r in index.resources:
+        if kube_kind(r) != "StorageClass" or get(r.props, "provisioner") not in PROVISIONERS:
+            continue
+        parameters = get(r.props, "parameters", default={}) or {}
+        if is_unknown(parameters):
+            continue
+        caching = next((v for k, v in parameters.items() if k.lower() == "cachingmode"), None)
+        if caching != "None" and not is_unknown(caching):
+            shown = "not set (the driver defaults to ReadOnly)" if caching is None else repr(caching)
+            yield Violation(
+                NAME, r, f"{r.label}: parameters.cachingMode is {shown}; set cachingMode: None for disks on GPU nodes"
+            )
+
+
+RULE = Rule(
+    name=NAME,
+    description="Azure Disk storage classes used by GPU workloads set cachingMode: None.",
+    enforcement="advisory",
+    scope="resource",
+    unknowns="skips",
+    config={},
+    check=_check,
+)

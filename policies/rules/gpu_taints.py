@@ -1,0 +1,91 @@
+"""GPU pools carry the GPU taint, and every workload that asks for GPUs tolerates it.
+
+Seeds 002 and 004 taint GPU pools ``sku=gpu:NoSchedule`` so that general pods never land on (and
+pin) expensive GPU nodes; a GPU workload without the toleration stays Pending. GPU requests are
+device-plugin resources (``nvidia.com/gpu``, ``amd.com/gpu``, ``nvidia.com/mig-*``) or DRA claims
+on GPU device classes (``gpu.nvidia.com``, ``mig.nvidia.com`` and DeviceClasses in the stack that
+select the NVIDIA driver). Unknown taints or tolerations fail closed; an unknown vmSize is skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from . import Rule
+from ._model import (
+    GPU_DEVICE_CLASSES,
+    GPU_TAINT,
+    StackIndex,
+    Violation,
+    get,
+    gpu_resource_names,
+    is_unknown,
+    items,
+    kube_kind,
+    parse_taint,
+    pod_templates,
+    pools,
+    tolerates,
+)
+
+NAME = "gpu-taints-and-tolerations"
+
+
+def gpu_device_classes(index: StackIndex) -> set[str]:
+    classes = set(GPU_DEVICE_CLASSES)
+    for r in index.resources:
+        if kube_kind(r) == "DeviceClass":
+            expressions = " ".join(str(get(s, "cel", "expression", default="")) for s in items(get(r.props, "spec", "selectors")))
+            if "gpu.nvidia.com" in expressions:
+                classes.add(get(r.props, "metadata", "name", default=r.name))
+    return classes
+
+
+def _check(index: StackIndex, config: dict):
+    taint = config["taint"]
+    for pool in pools(index.resources):
+        if not pool.is_gpu or pool.props.get("mode") == "System":
+            continue
+        taints = pool.props.get("nodeTaints")
+        if is_unknown(taints) or taint not in (items(taints)):
+            shown = "unknown during preview (fails closed)" if is_unknown(taints) else (list(items(taints)) or "none")
+            yield Violation(
+                NAME,
+                pool.resource,
+                f"{pool.where}: GPU pool {pool.name!r} ({pool.vm_size}) lacks the taint {taint!r}; nodeTaints: {shown}",
+            )
+    gpu_classes = gpu_device_classes(index)
+    for r in index.resources:
+        for template in pod_templates(r):
+            claims = index.pod_claim_classes(template)
+            gpu_claims = sorted(name for name, classes in claims.items() if classes & gpu_classes)
+            requests = sorted({name for _, c in template.containers() for name in gpu_resource_names(c)})
+            if not gpu_claims and not requests:
+                continue
+            tolerations = template.spec.get("tolerations")
+            if is_unknown(tolerations) or any(
+                is_unknown(t) or (isinstance(t, Mapping) and any(map(is_unknown, t.values()))) for t in items(tolerations)
+            ):
+                yield Violation(NAME, r, f"{r.label}: tolerations are unknown during preview (fails closed)")
+            elif not tolerates(tolerations, taint):
+                asked = ", ".join(requests + [f"claim {c}" for c in gpu_claims])
+                key, value, effect = parse_taint(taint)
+                yield Violation(
+                    NAME,
+                    r,
+                    f"{r.label}: requests GPUs ({asked}) but does not tolerate {taint!r}; add tolerations: "
+                    f"[{{key: {key}, operator: Equal, value: {value}, effect: {effect}}}]",
+                )
+
+
+RULE = Rule(
+    name=NAME,
+    description="GPU pools carry the GPU taint and every workload that requests GPUs tolerates it.",
+    enforcement="mandatory",
+    scope="stack",
+    unknowns="fails closed for taints and tolerations; skips pools whose vmSize is unknown",
+    config={
+        "taint": {"type": "string", "default": GPU_TAINT, "description": "The taint every GPU pool carries, as key=value:Effect."}
+    },
+    check=_check,
+)

@@ -1,0 +1,40 @@
+"""Helm charts and releases are pinned to a chart version.
+
+Without ``version`` a deploy installs whatever the repository serves that day, so two ``pulumi up``
+runs of the same commit can differ. Unknown versions are skipped.
+"""
+
+from __future__ import annotations
+
+from . import Rule
+from ._model import StackIndex, Violation, is_unknown, type_matches
+
+NAME = "helm-chart-pinned"
+
+
+def _check(index: StackIndex, config: dict):
+    for r in index.resources:
+        if not (
+            type_matches(r.type, "kubernetes", "helm.sh", "Chart") or type_matches(r.type, "kubernetes", "helm.sh", "Release")
+        ):
+            continue
+        version = r.props.get("version")
+        if is_unknown(version):
+            continue
+        if not isinstance(version, str) or not version.strip() or version.strip() in ("latest", "*", ">0.0.0-0"):
+            yield Violation(
+                NAME,
+                r,
+                f"{r.type.rsplit(':', 1)[-1]} {r.name}: chart {r.props.get('chart')!r} has no pinned version; set version",
+            )
+
+
+RULE = Rule(
+    name=NAME,
+    description="Helm charts and releases pin a chart version.",
+    enforcement="advisory",
+    scope="resource",
+    unknowns="skips",
+    config={},
+    check=_check,
+)

@@ -1,0 +1,41 @@
+"""Containers that claim RDMA NICs keep NCCL on InfiniBand: ``NCCL_IB_DISABLE=0``, never ``1``.
+
+Seed 002 gotcha 2: when NCCL misses the InfiniBand interfaces it falls back to the VNet Ethernet
+and cross-node all-reduce runs ~80x slower or hangs. ``NCCL_IB_DISABLE=1`` forces exactly that.
+A value from ``valueFrom`` is unknown here and skipped.
+"""
+
+from __future__ import annotations
+
+from . import Rule
+from ._model import StackIndex, Violation, env_value, is_unknown, pod_templates, rdma_containers
+
+NAME = "nccl-infiniband-enabled"
+
+
+def _check(index: StackIndex, config: dict):
+    for r in index.resources:
+        for template in pod_templates(r):
+            for where, container in rdma_containers(index, template):
+                value = env_value(container, "NCCL_IB_DISABLE")
+                if is_unknown(value) or value == "0":
+                    continue
+                problem = (
+                    "sets NCCL_IB_DISABLE=1, which forces TCP"
+                    if value == "1"
+                    else f"sets NCCL_IB_DISABLE={value!r}"
+                    if value
+                    else "does not set NCCL_IB_DISABLE=0"
+                )
+                yield Violation(NAME, r, f"{template.where(where)} claims RDMA NICs but {problem}; set NCCL_IB_DISABLE=0")
+
+
+RULE = Rule(
+    name=NAME,
+    description="Multi-node RDMA workloads set NCCL_IB_DISABLE=0 and never 1, so NCCL uses InfiniBand.",
+    enforcement="advisory",
+    scope="stack",
+    unknowns="skips",
+    config={},
+    check=_check,
+)

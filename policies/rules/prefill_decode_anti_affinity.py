@@ -1,0 +1,48 @@
+"""Prefill and decode pods carry required pod anti-affinity, one engine per node.
+
+Seed 004: "use one full GPU node for prefill and one full GPU node for decode ... add required
+pod anti-affinity so the two engines run on different nodes". A pod is a prefill or decode engine
+when one of the role labels says so. Unknown affinity is skipped.
+"""
+
+from __future__ import annotations
+
+from . import Rule
+from ._model import StackIndex, Violation, get, items, pod_templates
+
+NAME = "prefill-decode-anti-affinity"
+
+
+def _check(index: StackIndex, config: dict):
+    for r in index.resources:
+        for template in pod_templates(r):
+            labels = template.metadata.get("labels") or {}
+            role = next((labels.get(key) for key in config["role_labels"] if labels.get(key) in ("prefill", "decode")), None)
+            if role is None:
+                continue
+            terms = items(get(template.spec, "affinity", "podAntiAffinity", "requiredDuringSchedulingIgnoredDuringExecution"))
+            if not any(get(term, "topologyKey") == "kubernetes.io/hostname" for term in terms):
+                yield Violation(
+                    NAME,
+                    r,
+                    f"{r.label}: {role} pods need podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution with "
+                    "topologyKey kubernetes.io/hostname, so prefill and decode engines never share a node",
+                )
+
+
+RULE = Rule(
+    name=NAME,
+    description="Prefill and decode pods of a disaggregated model carry required pod anti-affinity on kubernetes.io/hostname.",
+    enforcement="advisory",
+    scope="resource",
+    unknowns="skips",
+    config={
+        "role_labels": {
+            "type": "array",
+            "items": {"type": "string"},
+            "default": ["aks-gpu-inference/role", "llm-d.ai/role"],
+            "description": "Pod labels whose value prefill or decode marks a disaggregated engine.",
+        }
+    },
+    check=_check,
+)
