@@ -18,6 +18,7 @@ from pulumi_policy import EnforcementLevel
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 
 from policies.pack import DESCRIPTION, PACK_NAME, POLICIES
+from policies.rules import RULES
 
 from .engine import ProgramRun, Registered
 from .render import plain
@@ -54,14 +55,16 @@ def struct(value: Mapping[str, Any]) -> struct_pb2.Struct:
 
 
 def configure_request(config: Mapping[str, Mapping[str, Any]]) -> analyzer_pb2.ConfigureAnalyzerRequest:
-    """The engine's Configure call for ``--policy-pack-config``: rule -> {enforcementLevel, knobs...}."""
+    """The engine's Configure call for ``--policy-pack-config``: rule -> {enforcementLevel, knobs...}.
+
+    Like the engine, it sends every rule, each with its level (the rule's default unless the
+    config overrides it) and its knobs over their defaults.
+    """
     policy_config = {}
-    for name, values in config.items():
-        values = dict(values)
-        level = values.pop("enforcementLevel", None)
-        policy_config[name] = analyzer_pb2.PolicyConfig(
-            enforcementLevel=_WIRE_LEVELS[level] if level else 0, properties=struct(values)
-        )
+    for rule in RULES:
+        values = {**rule.defaults(), **dict(config.get(rule.name) or {})}
+        level = values.pop("enforcementLevel", rule.enforcement)
+        policy_config[rule.name] = analyzer_pb2.PolicyConfig(enforcementLevel=_WIRE_LEVELS[level], properties=struct(values))
     return analyzer_pb2.ConfigureAnalyzerRequest(policyConfig=policy_config)
 
 

@@ -17,6 +17,9 @@ from components.errors import ConfigError
 from policies.rules import RULES, Finding, evaluate
 from policies.rules._model import Resource, token_for_manifest
 
+# libyaml's parser is several times faster than the pure-Python one; PyYAML wheels ship it.
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 
 @dataclass
 class Located:
@@ -40,24 +43,44 @@ def yaml_files(paths: Iterable[str]) -> list[Path]:
 
 def load_manifests(path: Path) -> list[Located]:
     """Every Kubernetes object in a (multi-document) YAML file, with the line it starts on."""
-    loader = yaml.SafeLoader(path.read_text())
+    try:
+        loader = _Loader(path.read_text())
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"{path} is not UTF-8 text", [str(err)]) from None
     found = []
     try:
         while loader.check_node():
             node = loader.get_node()
-            document = loader.construct_document(node)
-            for obj in document.get("items", []) if isinstance(document, dict) and document.get("kind") == "List" else [document]:
+            for obj, line in _objects(loader.construct_document(node), node):
                 if isinstance(obj, dict) and isinstance(obj.get("apiVersion"), str) and isinstance(obj.get("kind"), str):
-                    name = (obj.get("metadata") or {}).get("name", "?")
-                    resource = Resource(
-                        token_for_manifest(obj["apiVersion"], obj["kind"]), str(name), obj, f"{path}:{node.start_mark.line + 1}"
-                    )
-                    found.append(Located(resource, str(path), node.start_mark.line + 1))
+                    metadata = obj.get("metadata") or {}
+                    if not isinstance(metadata, dict) or not all(
+                        isinstance(metadata.get(k, ""), str) for k in ("name", "namespace")
+                    ):
+                        raise ConfigError(
+                            f"{path}:{line} is not a valid Kubernetes object",
+                            ["metadata must be a mapping whose name and namespace are strings"],
+                        )
+                    name = metadata.get("name", "?")
+                    resource = Resource(token_for_manifest(obj["apiVersion"], obj["kind"]), str(name), obj, f"{path}:{line}")
+                    found.append(Located(resource, str(path), line))
     except yaml.YAMLError as err:
-        raise ConfigError(f"{path} is not valid YAML", [str(err).replace("\n", " ")]) from None
+        raise ConfigError(
+            f"{path} is not valid YAML", [str(err).replace("\n", " ").replace('"<unicode string>"', str(path))]
+        ) from None
     finally:
         loader.dispose()
     return found
+
+
+def _objects(document: object, node: yaml.Node) -> list[tuple[object, int]]:
+    """The objects of one YAML document with their first lines; a ``kind: List`` gives its items."""
+    if isinstance(document, dict) and document.get("kind") == "List" and isinstance(node, yaml.MappingNode):
+        item_nodes = next(
+            (value.value for key, value in node.value if key.value == "items" and isinstance(value, yaml.SequenceNode)), []
+        )
+        return [(obj, item.start_mark.line + 1) for obj, item in zip(document.get("items") or [], item_nodes, strict=False)]
+    return [(document, node.start_mark.line + 1)]
 
 
 def scan(paths: Iterable[str], config: dict | None = None) -> tuple[list[Located], list[Finding]]:

@@ -103,7 +103,22 @@ def check_pack_config(config: Any) -> list[str]:
             elif key not in BY_NAME[name].config:
                 knobs = ", ".join(BY_NAME[name].config) or "none"
                 problems.append(f"{name}.{key}: unknown setting; settings of this rule: enforcementLevel, {knobs}")
+            elif not _matches_schema(value, BY_NAME[name].config[key]):
+                problems.append(f"{name}.{key}={value!r}: expected {_describe(BY_NAME[name].config[key])}")
     return problems
+
+
+_JSON_TYPES = {"string": str, "boolean": bool, "array": list, "number": (int, float), "integer": int}
+
+
+def _matches_schema(value: Any, schema: dict[str, Any]) -> bool:
+    if not isinstance(value, _JSON_TYPES[schema["type"]]):
+        return False
+    return schema["type"] != "array" or all(_matches_schema(v, schema["items"]) for v in value)
+
+
+def _describe(schema: dict[str, Any]) -> str:
+    return f"an array of {schema['items']['type']}s" if schema["type"] == "array" else f"a {schema['type']}"
 
 
 def evaluate(resources: list[Resource], config: dict[str, Any] | None = None) -> list[Finding]:

@@ -28,6 +28,8 @@ GPU_TAINT = "sku=gpu:NoSchedule"
 AGENTPOOL_LABEL = "kubernetes.azure.com/agentpool"
 RDMA_LABEL = "aks-gpu-inference/rdma"
 RDMA_DEVICE_CLASS = "dranet.net"
+UNKNOWN_CLASS = "<device class unknown during preview>"
+"""Stands for a claim whose device classes cannot be known yet; fail-closed rules treat it as a match."""
 GPU_DEVICE_CLASSES = ("gpu.nvidia.com", "mig.nvidia.com")
 
 
@@ -126,6 +128,8 @@ class PodTemplate:
     path: str
     metadata: Mapping[str, Any]
     spec: Mapping[str, Any]
+    unknown: bool = False
+    """The whole pod spec is unknown during preview: nothing in it can be checked."""
 
     def containers(self) -> Iterator[tuple[str, Mapping[str, Any]]]:
         """Every container of every list, with a readable location (``containers[0] vllm``)."""
@@ -134,8 +138,18 @@ class PodTemplate:
                 if isinstance(container, Mapping):
                     yield f"{self.path}{list_name}[{index}] {container.get('name', '?')}", container
 
+    @property
+    def label(self) -> str:
+        return self.resource.label
+
     def where(self, container_location: str) -> str:
         return f"{self.resource.label} {container_location}"
+
+    def unknown_parts(self) -> list[str]:
+        """Parts of the pod spec a fail-closed rule cannot see during preview."""
+        if self.unknown:
+            return [f"{self.path.rstrip('.')}"]
+        return [f"{self.path}{name}" for name in CONTAINER_LISTS if is_unknown(self.spec.get(name))]
 
 
 def pod_templates(resource: Resource) -> list[PodTemplate]:
@@ -146,9 +160,11 @@ def pod_templates(resource: Resource) -> list[PodTemplate]:
     for path in _TEMPLATE_PATHS[kind]:
         template = get(resource.props, *path) if path else resource.props
         spec = get(template, "spec")
+        location = ".".join((*path, "spec", ""))
         if isinstance(spec, Mapping):
-            location = ".".join((*path, "spec", ""))
             result.append(PodTemplate(resource, location, get(template, "metadata", default={}) or {}, spec))
+        elif is_unknown(spec):
+            result.append(PodTemplate(resource, location, {}, {}, unknown=True))
     return result
 
 
@@ -166,8 +182,8 @@ def gpu_resource_names(container: Mapping[str, Any]) -> list[str]:
     return [name for name in resources_of(container) if is_gpu_resource(name)]
 
 
-def is_gpu_resource(name: str) -> bool:
-    return name in ("nvidia.com/gpu", "amd.com/gpu") or name.startswith("nvidia.com/mig-")
+def is_gpu_resource(name: Any) -> bool:
+    return isinstance(name, str) and (name in ("nvidia.com/gpu", "amd.com/gpu") or name.startswith("nvidia.com/mig-"))
 
 
 def parse_taint(taint: str) -> tuple[str, str, str]:
@@ -266,20 +282,30 @@ class StackIndex:
     def pod_claim_classes(self, template: PodTemplate) -> dict[str, set[str]]:
         """Device classes behind each of a pod's ``resourceClaims`` entries, by claim name.
 
-        A template or claim that is not in the stack gives an empty set: unknown, not safe.
+        A template or claim that is not in the stack gives an empty set (nothing to check); one
+        that cannot be resolved during preview gives ``UNKNOWN_CLASS``, and an unknown claim list
+        the pseudo-claim ``"*"``, which every container is taken to consume.
         """
+        claims = template.spec.get("resourceClaims")
+        if is_unknown(claims) or template.unknown:
+            return {"*": {UNKNOWN_CLASS}}
         namespace = get(template.resource.props, "metadata", "namespace", default="default")
         result = {}
-        for claim in items(template.spec.get("resourceClaims")):
+        for claim in items(claims):
             if not isinstance(claim, Mapping):
                 continue
-            if isinstance(claim.get("resourceClaimTemplateName"), str):
-                classes = self.template_classes.get((namespace, claim["resourceClaimTemplateName"]), set())
-            elif isinstance(claim.get("resourceClaimName"), str):
-                classes = self.claim_classes.get((namespace, claim["resourceClaimName"]), set())
-            else:
-                classes = set()
-            result[str(claim.get("name"))] = classes
+            for key, table in (("resourceClaimTemplateName", self.template_classes), ("resourceClaimName", self.claim_classes)):
+                name = claim.get(key)
+                if name is None:
+                    continue
+                if is_unknown(name):
+                    classes = {UNKNOWN_CLASS}
+                elif is_unknown(namespace):
+                    classes = {UNKNOWN_CLASS}.union(*(c for (_, n), c in table.items() if n == name))
+                else:
+                    classes = table.get((namespace, name), set())
+                result[str(claim.get("name"))] = classes
+                break
         return result
 
     def pool_of(self, template: PodTemplate) -> Pool | None:
@@ -288,26 +314,57 @@ class StackIndex:
 
 
 def _device_classes(claim_spec: Any) -> set[str]:
+    requests = get(claim_spec, "devices", "requests")
+    if is_unknown(requests):
+        return {UNKNOWN_CLASS}
     classes = set()
-    for request in items(get(claim_spec, "devices", "requests")):
-        for holder in (get(request, "exactly"), request):
+    for request in items(requests):
+        holders = [get(request, "exactly"), request, *items(get(request, "firstAvailable"))]
+        for holder in holders:
             device_class = get(holder, "deviceClassName")
-            if isinstance(device_class, str):
+            if is_unknown(device_class):
+                classes.add(UNKNOWN_CLASS)
+            elif isinstance(device_class, str):
                 classes.add(device_class)
-        for sub in items(get(request, "firstAvailable")):
-            if isinstance(get(sub, "deviceClassName"), str):
-                classes.add(sub["deviceClassName"])
     return classes
 
 
-def container_claims(container: Mapping[str, Any]) -> list[str]:
-    return [str(get(c, "name")) for c in items(get(container, "resources", "claims"))]
+def container_claims(container: Mapping[str, Any]) -> set[str] | None:
+    """Names of the pod claims a container consumes; None when unknown during preview."""
+    claims = get(container, "resources", "claims")
+    if is_unknown(claims) or any(is_unknown(get(c, "name")) for c in items(claims)):
+        return None
+    return {str(get(c, "name")) for c in items(claims)}
 
 
-def rdma_containers(index: StackIndex, template: PodTemplate) -> list[tuple[str, Mapping[str, Any]]]:
-    """Containers of a pod that consume a claim for ``dranet.net`` RDMA NICs."""
-    rdma_claims = {name for name, classes in index.pod_claim_classes(template).items() if RDMA_DEVICE_CLASS in classes}
-    return [(where, c) for where, c in template.containers() if rdma_claims & set(container_claims(c))]
+def rdma_containers(
+    index: StackIndex, template: PodTemplate, possibly: bool = False
+) -> list[tuple[str, Mapping[str, Any], bool]]:
+    """Containers of a pod that consume a claim for ``dranet.net`` RDMA NICs, as (where, container, certain).
+
+    With ``possibly``, containers whose claims cannot be resolved during preview are included
+    with ``certain=False``, for rules that fail closed.
+    """
+    certain, maybe = set(), set()
+    for name, classes in index.pod_claim_classes(template).items():
+        if RDMA_DEVICE_CLASS in classes:
+            certain.add(name)
+        elif UNKNOWN_CLASS in classes:
+            maybe.add(name)
+    found = []
+    for where, container in template.containers():
+        claims = container_claims(container)
+        if claims is None:
+            # It may consume any of the pod's claims, or the pod's claims are unknown ("*").
+            if possibly and (certain or maybe):
+                found.append((where, container, False))
+            continue
+        claims.add("*")
+        if certain & claims:
+            found.append((where, container, True))
+        elif possibly and maybe & claims:
+            found.append((where, container, False))
+    return found
 
 
 def env_value(container: Mapping[str, Any], name: str) -> Any:

@@ -7,6 +7,8 @@ must be explicit. Unknown values are skipped.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from . import Rule
 from ._model import StackIndex, Violation, get, is_unknown, kube_kind
 
@@ -18,9 +20,11 @@ def _check(index: StackIndex, config: dict):
     for r in index.resources:
         if kube_kind(r) != "StorageClass" or get(r.props, "provisioner") not in PROVISIONERS:
             continue
-        parameters = get(r.props, "parameters", default={}) or {}
+        parameters = get(r.props, "parameters", default={})
         if is_unknown(parameters):
             continue
+        if not isinstance(parameters, Mapping):
+            parameters = {}
         caching = next((v for k, v in parameters.items() if k.lower() == "cachingmode"), None)
         if caching != "None" and not is_unknown(caching):
             shown = "not set (the driver defaults to ReadOnly)" if caching is None else repr(caching)

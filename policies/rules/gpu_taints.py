@@ -66,14 +66,14 @@ def _check(index: StackIndex, config: dict):
             if is_unknown(tolerations) or any(
                 is_unknown(t) or (isinstance(t, Mapping) and any(map(is_unknown, t.values()))) for t in items(tolerations)
             ):
-                yield Violation(NAME, r, f"{r.label}: tolerations are unknown during preview (fails closed)")
+                yield Violation(NAME, r, f"{template.label}: tolerations are unknown during preview (fails closed)")
             elif not tolerates(tolerations, taint):
                 asked = ", ".join(requests + [f"claim {c}" for c in gpu_claims])
                 key, value, effect = parse_taint(taint)
                 yield Violation(
                     NAME,
                     r,
-                    f"{r.label}: requests GPUs ({asked}) but does not tolerate {taint!r}; add tolerations: "
+                    f"{template.label}: requests GPUs ({asked}) but does not tolerate {taint!r}; add tolerations: "
                     f"[{{key: {key}, operator: Equal, value: {value}, effect: {effect}}}]",
                 )
 

@@ -1,15 +1,19 @@
 """Helm charts and releases are pinned to a chart version.
 
-Without ``version`` a deploy installs whatever the repository serves that day, so two ``pulumi up``
+Without an exact ``version`` (Helm reads ``^1.2``, ``~1.2`` or ``>=1`` as ranges) a deploy installs whatever the repository serves that day, so two ``pulumi up``
 runs of the same commit can differ. Unknown versions are skipped.
 """
 
 from __future__ import annotations
 
+import re
+
 from . import Rule
 from ._model import StackIndex, Violation, is_unknown, type_matches
 
 NAME = "helm-chart-pinned"
+# Helm reads `version` as a semver constraint; only an exact version (optional v prefix) is a pin.
+_EXACT = re.compile(r"v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?")
 
 
 def _check(index: StackIndex, config: dict):

@@ -18,6 +18,12 @@ def _check(index: StackIndex, config: dict):
     allowed = set(config["allowed_capabilities"]) | {"IPC_LOCK"}
     for r in index.resources:
         for template in pod_templates(r):
+            for part in template.unknown_parts():
+                yield Violation(
+                    NAME,
+                    r,
+                    f"{r.label}: {part} is unknown during preview, so privileged containers cannot be ruled out (fails closed)",
+                )
             for where, container in template.containers():
                 privileged = get(container, "securityContext", "privileged")
                 if privileged is True or is_unknown(privileged):
@@ -25,23 +31,38 @@ def _check(index: StackIndex, config: dict):
                     yield Violation(
                         NAME, r, f"{template.where(where)}: securityContext.privileged {state}; grant single capabilities instead"
                     )
-            for where, container in rdma_containers(index, template):
-                context = get(container, "securityContext", default={})
-                added = get(context, "capabilities", "add")
-                dropped = get(context, "capabilities", "drop")
-                escalation = get(context, "allowPrivilegeEscalation")
-                problems = []
-                if is_unknown(added) or "IPC_LOCK" not in items(added):
-                    problems.append("add capability IPC_LOCK (RDMA pins memory)")
-                extra = sorted(set(map(str, items(added))) - allowed)
-                if extra:
-                    problems.append(f"remove capabilities {extra} (allowed: {sorted(allowed)})")
-                if is_unknown(dropped) or "ALL" not in items(dropped):
-                    problems.append("drop ALL capabilities")
-                if escalation is not False:
-                    problems.append("set allowPrivilegeEscalation: false")
+            for where, container, certain in rdma_containers(index, template, possibly=True):
+                problems = _rdma_problems(get(container, "securityContext", default={}), allowed)
                 if problems:
-                    yield Violation(NAME, r, f"{template.where(where)} claims RDMA NICs: " + "; ".join(problems))
+                    claim = (
+                        "claims RDMA NICs"
+                        if certain
+                        else "may claim RDMA NICs (its claims are unknown during preview; fails closed)"
+                    )
+                    yield Violation(NAME, r, f"{template.where(where)} {claim}: " + "; ".join(problems))
+
+
+def _rdma_problems(context, allowed: set[str]) -> list[str]:
+    added = get(context, "capabilities", "add")
+    dropped = get(context, "capabilities", "drop")
+    problems = []
+    if is_unknown(added) or any(is_unknown(c) for c in items(added)):
+        problems.append("capabilities.add is unknown during preview (fails closed)")
+    elif "IPC_LOCK" not in items(added):
+        problems.append("add capability IPC_LOCK (RDMA pins memory)")
+    extra = sorted({str(c) for c in items(added) if not is_unknown(c)} - allowed)
+    if extra:
+        problems.append(f"remove capabilities {extra} (allowed: {sorted(allowed)})")
+    if is_unknown(dropped) or any(is_unknown(c) for c in items(dropped)):
+        problems.append("capabilities.drop is unknown during preview (fails closed)")
+    elif "ALL" not in items(dropped):
+        problems.append("drop ALL capabilities")
+    escalation = get(context, "allowPrivilegeEscalation")
+    if is_unknown(escalation):
+        problems.append("allowPrivilegeEscalation is unknown during preview (fails closed)")
+    elif escalation is not False:
+        problems.append("set allowPrivilegeEscalation: false")
+    return problems
 
 
 RULE = Rule(

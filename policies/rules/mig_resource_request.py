@@ -21,7 +21,7 @@ def _check(index: StackIndex, config: dict):
         for template in pod_templates(r):
             pool = index.pool_of(template)
             profile = pool.props.get("gpuInstanceProfile") if pool else None
-            if not isinstance(profile, str) or not pool.sku or not pool.sku.mig_capable:
+            if profile not in catalog.MIG_INSTANCE_PROFILES or not pool.sku or not pool.sku.mig_capable:
                 continue
             expected = catalog.mig_resource_name(pool.sku.name, profile)
             for where, container in template.containers():

@@ -8,7 +8,7 @@ A value from ``valueFrom`` is unknown here and skipped.
 from __future__ import annotations
 
 from . import Rule
-from ._model import StackIndex, Violation, env_value, is_unknown, pod_templates, rdma_containers
+from ._model import StackIndex, Violation, env_value, is_unknown, items, pod_templates, rdma_containers
 
 NAME = "nccl-infiniband-enabled"
 
@@ -16,9 +16,13 @@ NAME = "nccl-infiniband-enabled"
 def _check(index: StackIndex, config: dict):
     for r in index.resources:
         for template in pod_templates(r):
-            for where, container in rdma_containers(index, template):
+            for where, container, _ in rdma_containers(index, template):
                 value = env_value(container, "NCCL_IB_DISABLE")
                 if is_unknown(value) or value == "0":
+                    continue
+                if value is None and (
+                    is_unknown(container.get("env")) or any(is_unknown(e) for e in items(container.get("env")))
+                ):
                     continue
                 problem = (
                     "sets NCCL_IB_DISABLE=1, which forces TCP"

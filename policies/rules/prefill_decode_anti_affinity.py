@@ -7,8 +7,10 @@ when one of the role labels says so. Unknown affinity is skipped.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from . import Rule
-from ._model import StackIndex, Violation, get, items, pod_templates
+from ._model import StackIndex, Violation, get, is_unknown, items, pod_templates
 
 NAME = "prefill-decode-anti-affinity"
 
@@ -16,16 +18,20 @@ NAME = "prefill-decode-anti-affinity"
 def _check(index: StackIndex, config: dict):
     for r in index.resources:
         for template in pod_templates(r):
-            labels = template.metadata.get("labels") or {}
+            labels = get(template.metadata, "labels")
+            if not isinstance(labels, Mapping):
+                continue
             role = next((labels.get(key) for key in config["role_labels"] if labels.get(key) in ("prefill", "decode")), None)
             if role is None:
                 continue
-            terms = items(get(template.spec, "affinity", "podAntiAffinity", "requiredDuringSchedulingIgnoredDuringExecution"))
-            if not any(get(term, "topologyKey") == "kubernetes.io/hostname" for term in terms):
+            terms = get(template.spec, "affinity", "podAntiAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
+            if is_unknown(terms) or any(is_unknown(t) or is_unknown(get(t, "topologyKey")) for t in items(terms)):
+                continue
+            if not any(get(term, "topologyKey") == "kubernetes.io/hostname" for term in items(terms)):
                 yield Violation(
                     NAME,
                     r,
-                    f"{r.label}: {role} pods need podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution with "
+                    f"{template.label}: {role} pods need podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution with "
                     "topologyKey kubernetes.io/hostname, so prefill and decode engines never share a node",
                 )
 

@@ -20,7 +20,7 @@ NAME = "rdma-capable-sku"
 
 def _size_problem(vm_size) -> str | None:
     if is_unknown(vm_size):
-        return "has a vmSize unknown during preview (fails closed)"
+        return "is unknown during preview (fails closed)"
     if not isinstance(vm_size, str) or not catalog.is_rdma_capable(vm_size):
         return f"is {vm_size!r}, which has no RDMA back end; use an ND size with 'r' in its capability letters such as Standard_ND96isr_H100_v5"
     return None
@@ -32,23 +32,40 @@ def _check(index: StackIndex, config: dict):
         if label == "true" or is_unknown(label):
             problem = _size_problem(pool.vm_size)
             if problem:
-                yield Violation(NAME, pool.resource, f"{pool.where}: pool labelled {RDMA_LABEL}=true {problem}")
+                labelled = (
+                    f"labelled {RDMA_LABEL}=true" if label == "true" else f"whose {RDMA_LABEL} label is unknown during preview"
+                )
+                yield Violation(NAME, pool.resource, f"{pool.where}: pool {labelled} has a vmSize that {problem}")
     for r in index.resources:
         for template in pod_templates(r):
-            if not rdma_containers(index, template):
-                continue
-            selected = get(template.spec, "nodeSelector", AGENTPOOL_LABEL)
-            if selected is None or is_unknown(selected):
+            if template.unknown:
                 yield Violation(
                     NAME,
                     r,
-                    f"{r.label}: claims dranet.net RDMA NICs but does not pin an RDMA pool; set nodeSelector {AGENTPOOL_LABEL}: <rdma pool>",
+                    f"{r.label}: the pod spec is unknown during preview, so its RDMA claims and pool cannot be checked (fails closed)",
                 )
+                continue
+            found = rdma_containers(index, template, possibly=True)
+            if not found:
+                continue
+            claims = (
+                "claims dranet.net RDMA NICs"
+                if any(certain for _, _, certain in found)
+                else "may claim RDMA NICs (claims unknown during preview; fails closed)"
+            )
+            selected = get(template.spec, "nodeSelector", AGENTPOOL_LABEL)
+            if selected is None or is_unknown(selected):
+                pin = (
+                    "its pool selector is unknown during preview (fails closed)"
+                    if is_unknown(selected)
+                    else "it does not pin an RDMA pool"
+                )
+                yield Violation(NAME, r, f"{template.label}: {claims} but {pin}; set nodeSelector {AGENTPOOL_LABEL}: <rdma pool>")
                 continue
             pool = index.pools_by_name.get(selected)
             problem = pool and _size_problem(pool.vm_size)
             if problem:
-                yield Violation(NAME, r, f"{r.label}: claims dranet.net RDMA NICs on pool {selected!r}, whose vmSize {problem}")
+                yield Violation(NAME, r, f"{template.label}: {claims} on pool {selected!r}, whose vmSize {problem}")
 
 
 RULE = Rule(
