@@ -368,7 +368,9 @@ def rdma_containers(
 
 
 def env_value(container: Mapping[str, Any], name: str) -> Any:
+    """The value a container sees for an env var: the last entry of that name wins, as in Kubernetes."""
+    value = None
     for entry in items(container.get("env")):
         if isinstance(entry, Mapping) and entry.get("name") == name:
-            return entry.get("value", UNKNOWN if "valueFrom" in entry else None)
-    return None
+            value = entry.get("value", UNKNOWN if "valueFrom" in entry else None)
+    return value

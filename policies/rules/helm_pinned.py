@@ -25,11 +25,15 @@ def _check(index: StackIndex, config: dict):
         version = r.props.get("version")
         if is_unknown(version):
             continue
-        if not isinstance(version, str) or not version.strip() or version.strip() in ("latest", "*", ">0.0.0-0"):
+        if not isinstance(version, str) or not _EXACT.fullmatch(version.strip()):
+            shown = (
+                "no version"
+                if not isinstance(version, str) or not version.strip()
+                else f"version {version!r}, not an exact version (Helm resolves ranges at install time)"
+            )
+            kind = r.type.rsplit(":", 1)[-1]
             yield Violation(
-                NAME,
-                r,
-                f"{r.type.rsplit(':', 1)[-1]} {r.name}: chart {r.props.get('chart')!r} has no pinned version; set version",
+                NAME, r, f"{kind} {r.name}: chart {r.props.get('chart')!r} has {shown}; pin an exact version such as 1.3.0"
             )
 
 

@@ -53,10 +53,9 @@ def _rdma_problems(context, allowed: set[str]) -> list[str]:
     extra = sorted({str(c) for c in items(added) if not is_unknown(c)} - allowed)
     if extra:
         problems.append(f"remove capabilities {extra} (allowed: {sorted(allowed)})")
-    if is_unknown(dropped) or any(is_unknown(c) for c in items(dropped)):
-        problems.append("capabilities.drop is unknown during preview (fails closed)")
-    elif "ALL" not in items(dropped):
-        problems.append("drop ALL capabilities")
+    if "ALL" not in items(dropped):
+        unknown_drop = is_unknown(dropped) or any(is_unknown(c) for c in items(dropped))
+        problems.append("capabilities.drop is unknown during preview (fails closed)" if unknown_drop else "drop ALL capabilities")
     escalation = get(context, "allowPrivilegeEscalation")
     if is_unknown(escalation):
         problems.append("allowPrivilegeEscalation is unknown during preview (fails closed)")

@@ -58,7 +58,7 @@ def _check(index: StackIndex, config: dict):
                 pin = (
                     "its pool selector is unknown during preview (fails closed)"
                     if is_unknown(selected)
-                    else "it does not pin an RDMA pool"
+                    else "does not pin an RDMA pool"
                 )
                 yield Violation(NAME, r, f"{template.label}: {claims} but {pin}; set nodeSelector {AGENTPOOL_LABEL}: <rdma pool>")
                 continue

@@ -1,0 +1,243 @@
+"""rdma-capable-sku: pools labelled for RDMA, and pools that RDMA pods select, are RDMA-capable ND sizes."""
+
+import pytest
+
+from policies.rules._model import RDMA_LABEL, UNKNOWN
+from policies.rules.rdma_capable_sku import RULE
+
+from ._fixtures import (
+    POOL_STYLES,
+    RDMA_TEMPLATE,
+    WORKLOAD_KINDS,
+    Case,
+    analyzer_params,
+    check_analyzer,
+    check_pure,
+    claim_template,
+    container,
+    params,
+    pool_stack,
+    rdma_container,
+    rdma_spec,
+    rdma_stack,
+    workload,
+)
+
+NC = "Standard_NC24ads_A100_v4"
+LABELLED = {RDMA_LABEL: "true"}
+NO_RDMA_BACKEND = "which has no RDMA back end; use an ND size with 'r' in its capability letters"
+
+
+def labelled_pool(vm_size, labels=LABELLED):
+    return lambda style: pool_stack(style, "gpu", vm_size, labels=labels, taints=["sku=gpu:NoSchedule"])
+
+
+def rdma_pod(**spec_fields):
+    """The RDMA stack with fields of the pod spec replaced."""
+    return lambda kind: rdma_stack(kind, rdma_spec(**spec_fields))
+
+
+def pod_on_pool(style):
+    """A Deployment claiming RDMA NICs on the pool under test, standalone or inline, of an NC size."""
+    return [
+        *pool_stack(style, "gpu", NC, taints=["sku=gpu:NoSchedule"]),
+        claim_template(RDMA_TEMPLATE, "dranet.net"),
+        workload("Deployment", rdma_spec(pool="gpu")),
+    ]
+
+
+ON_NC_POOL = (
+    "{label}: claims dranet.net RDMA NICs on pool 'ndh100', whose vmSize is 'Standard_NC24ads_A100_v4', " + NO_RDMA_BACKEND
+)
+PIN = "; set nodeSelector kubernetes.azure.com/agentpool: <rdma pool>"
+UNPINNED = "{label}: claims dranet.net RDMA NICs but does not pin an RDMA pool" + PIN
+LABELLED_POOL = "{pool}: pool labelled aks-gpu-inference/rdma=true has a vmSize that is "
+MAY_CLAIM = "{label}: may claim RDMA NICs (claims unknown during preview; fails closed)"
+
+CASES = [
+    Case("compliant", rdma_stack, over=WORKLOAD_KINDS),
+    Case(
+        "rdma pool of an ND size not in the catalog (name parsed)",
+        lambda kind: rdma_stack(kind, vm_size="Standard_ND40rs_v2"),
+        over=("Deployment",),
+    ),
+    Case("labelled pool of an RDMA size", labelled_pool("Standard_ND96amsr_A100_v4"), over=POOL_STYLES),
+    Case(
+        "labelled pool without RDMA back end",
+        labelled_pool(NC),
+        once=(LABELLED_POOL + "'Standard_NC24ads_A100_v4', " + NO_RDMA_BACKEND,),
+        over=POOL_STYLES,
+    ),
+    Case(
+        "labelled pool of an ND size without 'r'",
+        labelled_pool("Standard_ND96is_H100_v5"),
+        once=(LABELLED_POOL + "'Standard_ND96is_H100_v5', " + NO_RDMA_BACKEND,),
+        over=POOL_STYLES,
+    ),
+    Case("unlabelled NC pool serves no RDMA work", labelled_pool(NC, labels={}), over=POOL_STYLES),
+    Case("pool labelled rdma=false", labelled_pool(NC, labels={RDMA_LABEL: "false"}), over=POOL_STYLES),
+    Case(
+        "rdma pod on an unlabelled NC pool",
+        lambda kind: rdma_stack(kind, vm_size=NC, labels={}),
+        per_template=(ON_NC_POOL,),
+        over=WORKLOAD_KINDS,
+    ),
+    Case(
+        "rdma pod on a labelled NC pool: the pool and the pod",
+        lambda kind: rdma_stack(kind, vm_size=NC),
+        once=(
+            "AgentPool ndh100: pool labelled aks-gpu-inference/rdma=true has a vmSize that is 'Standard_NC24ads_A100_v4', "
+            + NO_RDMA_BACKEND,
+        ),
+        per_template=(ON_NC_POOL,),
+        over=WORKLOAD_KINDS,
+    ),
+    Case(
+        "rdma pod on a pool of any style",
+        pod_on_pool,
+        once=("Deployment llm/engine: claims dranet.net RDMA NICs on pool 'gpu'",),
+        over=POOL_STYLES,
+    ),
+    Case("rdma pod without nodeSelector", rdma_pod(pool=None), per_template=(UNPINNED,), over=WORKLOAD_KINDS),
+    Case("rdma pod on a pool outside the stack is skipped", rdma_pod(pool="elsewhere"), over=WORKLOAD_KINDS),
+    Case(
+        "gpu pod without rdma claim on an NC pool",
+        lambda kind: rdma_stack(
+            kind, rdma_spec(container(resources={"limits": {"nvidia.com/gpu": 1}}), resourceClaims=[]), vm_size=NC, labels={}
+        ),
+        over=WORKLOAD_KINDS,
+    ),
+    Case(
+        "container that does not consume the pod's rdma claim",
+        lambda kind: rdma_stack(kind, rdma_spec(container()), vm_size=NC, labels={}),
+        over=WORKLOAD_KINDS,
+    ),
+    Case(
+        "claim template in another namespace is not the pod's",
+        lambda kind: [
+            *rdma_stack(kind, vm_size=NC, labels={})[:2],
+            claim_template(RDMA_TEMPLATE, "dranet.net", namespace="other"),
+            rdma_stack(kind)[-1],
+        ],
+        over=("Deployment",),
+    ),
+    # config reaches the rule
+    Case("disabled", rdma_pod(pool=None), level="disabled", over=("Deployment",)),
+    Case("advisory override", rdma_pod(pool=None), per_template=(UNPINNED,), level="advisory", over=("Deployment",)),
+    # unknown values fail closed
+    Case(
+        "labelled pool with unknown vmSize",
+        labelled_pool(UNKNOWN),
+        once=(LABELLED_POOL + "unknown during preview (fails closed)",),
+        over=POOL_STYLES,
+    ),
+    Case(
+        "pool with unknown rdma label is checked",
+        labelled_pool(NC, labels={RDMA_LABEL: UNKNOWN}),
+        once=(
+            "{pool}: pool whose aks-gpu-inference/rdma label is unknown during preview has a vmSize that is "
+            "'Standard_NC24ads_A100_v4', " + NO_RDMA_BACKEND,
+        ),
+        over=POOL_STYLES,
+    ),
+    Case(
+        "pool with unknown nodeLabels is checked",
+        labelled_pool(NC, labels=UNKNOWN),
+        once=(
+            "{pool}: pool whose aks-gpu-inference/rdma label is unknown during preview has a vmSize that is "
+            "'Standard_NC24ads_A100_v4'",
+        ),
+        over=POOL_STYLES,
+    ),
+    Case(
+        "pool with unknown rdma label and unknown vmSize",
+        labelled_pool(UNKNOWN, labels={RDMA_LABEL: UNKNOWN}),
+        once=(
+            "{pool}: pool whose aks-gpu-inference/rdma label is unknown during preview has a vmSize that is "
+            "unknown during preview (fails closed)",
+        ),
+        over=POOL_STYLES,
+    ),
+    Case(
+        "pool with unknown rdma label: the message says it is unknown",
+        labelled_pool(NC, labels={RDMA_LABEL: UNKNOWN}),
+        once=(("{pool}: ", "unknown"),),
+        over=("AgentPool",),
+    ),
+    Case(
+        "rdma pod on a pool with unknown vmSize",
+        lambda kind: rdma_stack(kind, vm_size=UNKNOWN, labels={}),
+        per_template=(
+            "{label}: claims dranet.net RDMA NICs on pool 'ndh100', whose vmSize is unknown during preview (fails closed)",
+        ),
+        over=WORKLOAD_KINDS,
+    ),
+    Case(
+        "rdma pod with unknown pool selector",
+        rdma_pod(nodeSelector={"kubernetes.azure.com/agentpool": UNKNOWN}),
+        per_template=(
+            "{label}: claims dranet.net RDMA NICs but its pool selector is unknown during preview (fails closed)" + PIN,
+        ),
+        over=WORKLOAD_KINDS,
+    ),
+    Case(
+        "rdma pod with unknown nodeSelector",
+        rdma_pod(nodeSelector=UNKNOWN),
+        per_template=(
+            "{label}: claims dranet.net RDMA NICs but its pool selector is unknown during preview (fails closed)" + PIN,
+        ),
+        over=("Deployment",),
+    ),
+    Case(
+        "rdma pod with unknown pool selector: the message says it is unknown",
+        rdma_pod(nodeSelector={"kubernetes.azure.com/agentpool": UNKNOWN}),
+        per_template=(("{label}: ", "unknown"),),
+        over=("Deployment",),
+    ),
+    Case(
+        "unknown pod spec",
+        lambda kind: rdma_stack(kind, UNKNOWN),
+        per_template=(
+            "{label}: the pod spec is unknown during preview, so its RDMA claims and pool cannot be checked (fails closed)",
+        ),
+        over=WORKLOAD_KINDS,
+    ),
+    Case(
+        "unknown pod claims on an unpinned pod",
+        rdma_pod(pool=None, resourceClaims=UNKNOWN),
+        per_template=(MAY_CLAIM + " but does not pin an RDMA pool" + PIN,),
+        over=WORKLOAD_KINDS,
+    ),
+    Case(
+        "unknown claim template name on an NC pool",
+        lambda kind: rdma_stack(
+            kind, rdma_spec(resourceClaims=[{"name": "rdma", "resourceClaimTemplateName": UNKNOWN}]), vm_size=NC, labels={}
+        ),
+        per_template=(MAY_CLAIM + " on pool 'ndh100', whose vmSize is 'Standard_NC24ads_A100_v4', " + NO_RDMA_BACKEND,),
+        over=WORKLOAD_KINDS,
+    ),
+    Case("unknown pod claims on an RDMA pool pass", rdma_pod(resourceClaims=UNKNOWN), over=("Deployment",)),
+    Case(
+        "rdma pod whose container claims are unknown",
+        lambda kind: rdma_stack(
+            kind, rdma_spec(rdma_container(resources={"limits": {"nvidia.com/gpu": 8}, "claims": UNKNOWN})), vm_size=NC, labels={}
+        ),
+        per_template=(MAY_CLAIM + " on pool 'ndh100', whose vmSize is 'Standard_NC24ads_A100_v4', " + NO_RDMA_BACKEND,),
+        over=WORKLOAD_KINDS,
+    ),
+    Case(
+        "rdma pod whose container claims are unknown on an RDMA pool passes",
+        lambda kind: rdma_stack(kind, rdma_spec(rdma_container(resources={"limits": {"nvidia.com/gpu": 8}, "claims": UNKNOWN}))),
+        over=("Deployment",),
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "variant"), params(CASES))
+def test_rule(case, variant):
+    check_pure(RULE, case, variant)
+
+
+@pytest.mark.parametrize("case", analyzer_params(CASES))
+def test_through_analyzer(case):
+    check_analyzer(RULE, case)

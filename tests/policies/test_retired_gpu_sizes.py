@@ -1,0 +1,49 @@
+"""retired-gpu-size: agent pools do not use GPU sizes Azure has retired."""
+
+import pytest
+
+from policies.rules._model import UNKNOWN
+from policies.rules.retired_gpu_sizes import RULE
+
+from ._fixtures import POOL_STYLES, Case, analyzer_params, check_analyzer, check_pure, params, pool_stack
+
+
+def pool(vm_size, **fields):
+    return lambda style: pool_stack(style, "gpu", vm_size, taints=["sku=gpu:NoSchedule"], **fields)
+
+
+CASES = [
+    Case("current size", pool("Standard_NC24ads_A100_v4"), over=POOL_STYLES),
+    Case(
+        "retired NCv3",
+        pool("Standard_NC6s_v3"),
+        once=(("{pool}: Standard_NC6s_v3 was retired on 2025-09-30 (NCv3 retired", "; move to a current size"),),
+        over=POOL_STYLES,
+    ),
+    Case(
+        "retired size in a system pool",
+        pool("Standard_NC6s_v3", mode="System"),
+        once=("{pool}: Standard_NC6s_v3 was retired",),
+        over=POOL_STYLES,
+    ),
+    Case("size outside the catalog", pool("Standard_D8s_v5"), over=POOL_STYLES),
+    Case(
+        "mandatory override",
+        pool("Standard_NC6s_v3"),
+        once=("{pool}: Standard_NC6s_v3 was retired",),
+        level="mandatory",
+        over=("AgentPool",),
+    ),
+    Case("disabled", pool("Standard_NC6s_v3"), level="disabled", over=("AgentPool",)),
+    Case("unknown size is skipped", pool(UNKNOWN), over=POOL_STYLES),
+]
+
+
+@pytest.mark.parametrize(("case", "variant"), params(CASES))
+def test_rule(case, variant):
+    check_pure(RULE, case, variant)
+
+
+@pytest.mark.parametrize("case", analyzer_params(CASES))
+def test_through_analyzer(case):
+    check_analyzer(RULE, case)
