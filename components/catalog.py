@@ -86,6 +86,11 @@ class GpuSku:
     retired_note: str | None = None
 
     @property
+    def product_names(self) -> list[str]:
+        """NVML product names the NVIDIA DRA driver publishes for this GPU model (empty for AMD)."""
+        return list(_data()["nvidia_product_names"].get(self.gpu_model, []))
+
+    @property
     def mig_capable(self) -> bool:
         return bool(self.mig_profiles)
 

@@ -15,8 +15,11 @@ from pydantic import Field, ValidationError, model_validator
 
 from ._base import StrictModel
 from .aks_cluster import AksClusterArgs
+from .dra_device_classes import DraDeviceClassesArgs
 from .errors import ConfigError, FieldProblem, validation_problems
 from .gpu_node_pool import GpuNodePoolArgs
+from .qualification_gates import QualificationGatesArgs
+from .rdma_network import RdmaNetworkArgs
 
 PROJECT = "aks-gpu-inference"
 
@@ -29,6 +32,29 @@ class ResourceGroupConfig(StrictModel):
 
     create: bool = True
     """Create the group. Default True; False uses an existing group of that name."""
+
+
+class DraConfig(DraDeviceClassesArgs):
+    """GPUs through Dynamic Resource Allocation (Kubernetes 1.34+)."""
+
+    pools: list[str] | None = None
+    """GPU pools whose GPUs DRA allocates. Default: every NVIDIA pool."""
+
+
+class GatesConfig(QualificationGatesArgs):
+    """Seed 004's qualification gates, opt-in; ``pool`` defaults to the first RDMA pool."""
+
+    pool: str = ""
+
+
+class RdmaConfig(RdmaNetworkArgs):
+    """InfiniBand NICs through DRANET."""
+
+    pools: list[str]
+    """GPU pools that serve RDMA work; each needs ``rdma: true`` and an RDMA-capable size. Required."""
+
+    gates: GatesConfig | None = None
+    """Run the qualification gates on an RDMA pool. Default None (off)."""
 
 
 class StackConfig(StrictModel):
@@ -46,6 +72,12 @@ class StackConfig(StrictModel):
     gpu_pools: list[GpuNodePoolArgs] = Field(default_factory=list)
     """GPU node pools, one separate AKS agent pool each. Default none."""
 
+    dra: DraConfig | None = None
+    """DRA GPU device classes and claim templates. Default None (GPUs through the device plugin)."""
+
+    rdma: RdmaConfig | None = None
+    """RDMA networking for ND pools. Default None."""
+
     tags: dict[str, str] = Field(default_factory=dict)
     """Azure tags applied to every resource that takes tags. Default none."""
 
@@ -59,6 +91,41 @@ class StackConfig(StrictModel):
                 )
             seen.add(pool.name)
         return self
+
+    @model_validator(mode="after")
+    def _dra_and_rdma(self) -> StackConfig:
+        pools = {p.name: p for p in self.gpu_pools}
+        version = self.cluster.kubernetes_version
+        for section, value in (("dra", self.dra), ("rdma", self.rdma)):
+            if value is not None and version and tuple(int(x) for x in version.split(".")[:2]) < (1, 34):
+                raise FieldProblem(
+                    "cluster.kubernetes_version",
+                    version,
+                    f"{section} uses resource.k8s.io/v1, which needs Kubernetes 1.34 or later",
+                )
+        if self.dra is not None:
+            for name in self.dra.pools or []:
+                if name not in pools:
+                    raise FieldProblem("dra.pools", name, f"no such GPU pool; pools: {', '.join(pools) or 'none'}")
+        if self.rdma is not None:
+            for name in self.rdma.pools:
+                if name not in pools:
+                    raise FieldProblem("rdma.pools", name, f"no such GPU pool; pools: {', '.join(pools) or 'none'}")
+                if not pools[name].rdma:
+                    raise FieldProblem(
+                        "rdma.pools",
+                        name,
+                        f"set gpu_pools[].rdma: true on {name!r} so it is labelled and checked as an RDMA pool",
+                    )
+            gates = self.rdma.gates
+            if gates is not None and gates.pool and gates.pool not in self.rdma.pools:
+                raise FieldProblem("rdma.gates.pool", gates.pool, f"not one of rdma.pools ({', '.join(self.rdma.pools)})")
+        return self
+
+    def dra_pools(self) -> list[str]:
+        if self.dra is None:
+            return []
+        return self.dra.pools if self.dra.pools is not None else [p.name for p in self.gpu_pools if p.sku.gpu_vendor == "nvidia"]
 
 
 def _decode(value: str) -> Any:

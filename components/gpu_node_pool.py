@@ -267,6 +267,7 @@ class GpuNodePool(pulumi.ComponentResource):
     gpu_resource_name: str
     gpus_per_node: int
     rdma_capable: bool
+    driver: str
     sku: catalog.GpuSku
     agent_pool: containerservice.AgentPool
 
@@ -343,6 +344,7 @@ class GpuNodePool(pulumi.ComponentResource):
         self.tolerations = args.tolerations()
         self.gpu_resource_name, self.gpus_per_node = sku.gpu_resource(args.mig_profile)
         self.rdma_capable = sku.rdma
+        self.driver = args.driver
         self.sku = sku
         self.register_outputs(
             {

@@ -13,8 +13,11 @@ from pulumi_azure_native import resources
 from ._base import ComponentInputError
 from .aks_cluster import AksCluster
 from .config import StackConfig, config_from_env, parse_stack_config
+from .dra_device_classes import DraDeviceClasses
 from .errors import ConfigError
 from .gpu_node_pool import GpuNodePool
+from .qualification_gates import QualificationGates
+from .rdma_network import RdmaNetwork
 
 
 def load_stack_config() -> StackConfig:
@@ -30,6 +33,9 @@ def load_stack_config() -> StackConfig:
 class Stack:
     cluster: AksCluster
     gpu_pools: list[GpuNodePool]
+    rdma: RdmaNetwork | None = None
+    dra: DraDeviceClasses | None = None
+    gates: QualificationGates | None = None
 
 
 def build_stack(config: StackConfig) -> Stack:
@@ -55,6 +61,36 @@ def build_stack(config: StackConfig) -> Stack:
         for pool in config.gpu_pools
     ]
 
+    by_name = {pool.pool_name: pool for pool in pools}
+    stack = Stack(cluster=cluster, gpu_pools=pools)
+    section_fields = {"pools", "gates"}
+    if config.rdma:
+        rdma_args = config.rdma.model_dump(exclude=section_fields)
+        if config.rdma.gates and 1 not in rdma_args["partial_node_nics"]:
+            rdma_args["partial_node_nics"] = sorted({*rdma_args["partial_node_nics"], 1})  # gates 1 and 3 use one NIC
+        stack.rdma = RdmaNetwork(
+            "rdma", rdma_args, [by_name[p] for p in config.rdma.pools], cluster.provider, cluster.kubernetes_version
+        )
+    if config.dra:
+        dra_args = config.dra.model_dump(exclude=section_fields)
+        if stack.rdma:
+            # Claims are namespaced: RDMA pods need their GPU templates next to their NIC templates.
+            dra_args.update(namespace=stack.rdma.namespace, create_namespace=False)
+        stack.dra = DraDeviceClasses(
+            "dra",
+            dra_args,
+            [by_name[p] for p in config.dra_pools()],
+            cluster.provider,
+            cluster.kubernetes_version,
+            opts=pulumi.ResourceOptions(depends_on=[stack.rdma] if stack.rdma else None),
+        )
+    if config.rdma and config.rdma.gates:
+        gates = config.rdma.gates.model_dump()
+        gates["pool"] = gates["pool"] or config.rdma.pools[0]
+        stack.gates = QualificationGates("qualify", gates, stack.rdma, cluster.provider, stack.dra)
+        pulumi.export("qualification_jobs", stack.gates.jobs)
+        pulumi.export("qualification_verdicts", stack.gates.verdict_command)
+
     pulumi.export("cluster_name", cluster.cluster_name)
     pulumi.export("resource_group_name", cluster.resource_group_name)
     pulumi.export("oidc_issuer_url", cluster.oidc_issuer_url)
@@ -73,4 +109,4 @@ def build_stack(config: StackConfig) -> Stack:
             for pool in pools
         },
     )
-    return Stack(cluster=cluster, gpu_pools=pools)
+    return stack

@@ -1,0 +1,79 @@
+"""The pod-spec contract for RDMA workloads (seed 004 section 6), in one place.
+
+VllmService, the qualification gates and user workloads all get their DRA claims, security
+context, environment, node selector and tolerations from ``RdmaPodSpec``, so a fix here reaches
+every RDMA pod. Plain data, no Pulumi: the same dicts go into Pulumi resources and YAML.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+RDMA_ENV = {
+    # RC verbs over InfiniBand plus CUDA copy/IPC for GPU memory (seed 004, NIXL over UCX).
+    "UCX_TLS": "rc_x,cuda_copy,cuda_ipc,self",
+    # NCCL must not fall back to TCP over the VNet (seed 002 gotcha 2).
+    "NCCL_IB_DISABLE": "0",
+}
+
+RDMA_CAPABILITY = "IPC_LOCK"
+"""Lets the process pin memory for the NICs. The default 8 MiB RLIMIT_MEMLOCK stays: seed 004 ran
+with it and no explicit memlock override."""
+
+
+@dataclass(frozen=True)
+class RdmaPodSpec:
+    """What an RDMA pod needs. ``claims`` maps each pod-level claim name to its ResourceClaimTemplate."""
+
+    claims: dict[str, str]
+    node_selector: dict[str, str]
+    tolerations: list[dict[str, str]]
+    env: dict[str, str] = field(default_factory=lambda: dict(RDMA_ENV))
+
+    def resource_claims(self) -> list[dict[str, str]]:
+        """``spec.resourceClaims`` entries."""
+        return [{"name": name, "resourceClaimTemplateName": template} for name, template in self.claims.items()]
+
+    def container_claims(self) -> list[dict[str, str]]:
+        """``resources.claims`` entries of the container that uses the devices."""
+        return [{"name": name} for name in self.claims]
+
+    @staticmethod
+    def security_context(base: dict[str, Any] | None = None) -> dict[str, Any]:
+        """IPC_LOCK without privileged: drop ALL, add IPC_LOCK, no escalation, never privileged."""
+        context = copy.deepcopy(base or {})
+        context.pop("privileged", None)
+        capabilities = context.setdefault("capabilities", {})
+        capabilities["drop"] = ["ALL"]
+        capabilities["add"] = sorted(set(capabilities.get("add") or []) | {RDMA_CAPABILITY})
+        context["allowPrivilegeEscalation"] = False
+        return context
+
+    def apply(self, pod_spec: dict[str, Any], containers: list[str] | None = None) -> dict[str, Any]:
+        """A copy of ``pod_spec`` with the contract merged in.
+
+        ``containers`` names the containers that use the NICs (default: every container in
+        ``containers``); others keep their spec. Existing env values of the same names are replaced.
+        """
+        spec = copy.deepcopy(pod_spec)
+        spec["nodeSelector"] = {**(spec.get("nodeSelector") or {}), **self.node_selector}
+        tolerations = list(spec.get("tolerations") or [])
+        spec["tolerations"] = tolerations + [t for t in self.tolerations if t not in tolerations]
+        existing = {c["name"] for c in spec.get("resourceClaims") or []}
+        spec["resourceClaims"] = list(spec.get("resourceClaims") or []) + [
+            c for c in self.resource_claims() if c["name"] not in existing
+        ]
+        for container in spec.get("containers") or []:
+            if containers is not None and container.get("name") not in containers:
+                continue
+            resources = container.setdefault("resources", {})
+            names = {c["name"] for c in resources.get("claims") or []}
+            resources["claims"] = list(resources.get("claims") or []) + [
+                c for c in self.container_claims() if c["name"] not in names
+            ]
+            container["securityContext"] = self.security_context(container.get("securityContext"))
+            env = [e for e in container.get("env") or [] if e.get("name") not in self.env]
+            container["env"] = env + [{"name": k, "value": v} for k, v in self.env.items()]
+        return spec
