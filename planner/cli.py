@@ -55,7 +55,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
     import pulumi
 
-    from . import analyzer, engine, render, report
+    from . import analyzer, claims, engine, render, report
+    from .tables import table
 
     try:
         run = engine.run_program(project_dir, stack.project, stack.stack, stack.config, stack.secret_keys)
@@ -76,16 +77,36 @@ def cmd_plan(args: argparse.Namespace) -> int:
     print(report.gpu_pools(run), end="\n\n")
     print("Monthly cost estimate")
     print(report.cost_estimate(run), end="\n\n")
+    claim_verdicts = claims.check(run)
+    (out_dir / "claims.json").write_text(json.dumps([v.__dict__ for v in claim_verdicts], indent=2) + "\n")
+    unsatisfiable = [v for v in claim_verdicts if not v.satisfiable]
+    if claim_verdicts:
+        print(
+            f"Claim satisfiability (simulated ResourceSlices, CEL evaluated with cel-python): {len(unsatisfiable)} unsatisfiable"
+        )
+        rows = [
+            [
+                f"{v.namespace}/{v.template}",
+                v.request,
+                v.device_class,
+                v.pool,
+                v.needed,
+                "yes" if v.satisfiable else "NO",
+                v.reason,
+            ]
+            for v in claim_verdicts
+        ]
+        print(table(["claim template", "request", "device class", "pool", "needs", "ok", "why"], rows), end="\n\n")
     mandatory = [v for v in verdicts if v.mandatory]
     print(f"Policy verdicts (aks-gpu-guardrails): {len(mandatory)} mandatory, {len(verdicts) - len(mandatory)} advisory")
     if verdicts:
         print(findings_table([(v.enforcement, v.policy, names.get(v.urn, v.urn or "stack"), v.message) for v in verdicts]))
     print()
     print(
-        f"Wrote {out_dir}: resources.json, outputs.json, policy.json, {counts['kubernetes']} Kubernetes manifests, "
+        f"Wrote {out_dir}: resources.json, outputs.json, policy.json, claims.json, {counts['kubernetes']} Kubernetes manifests, "
         f"{counts['azure']} Azure resources, graph.mmd/graph.dot ({time.perf_counter() - started:.1f}s)"
     )
-    return EXIT_FAILED if mandatory else EXIT_OK
+    return EXIT_FAILED if mandatory or unsatisfiable else EXIT_OK
 
 
 def cmd_scan(args: argparse.Namespace) -> int:

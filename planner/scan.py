@@ -7,6 +7,7 @@ Imports no Pulumi SDK: it must stay fast enough to run on every commit.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,6 +94,12 @@ def _where(finding: Finding) -> tuple[str, int]:
     return path, int(line)
 
 
+def _uri(path: str) -> str:
+    """SARIF wants locations relative to the repository root: relative to the working folder when inside it."""
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else Path(relative).as_posix()
+
+
 def as_json(located: list[Located], findings: list[Finding]) -> str:
     return json.dumps(
         {
@@ -132,7 +139,7 @@ def as_sarif(findings: list[Finding]) -> str:
             "level": "error" if f.level == "mandatory" else "warning",
             "message": {"text": f.violation.message},
             "locations": [
-                {"physicalLocation": {"artifactLocation": {"uri": _where(f)[0]}, "region": {"startLine": _where(f)[1]}}}
+                {"physicalLocation": {"artifactLocation": {"uri": _uri(_where(f)[0])}, "region": {"startLine": _where(f)[1]}}}
             ],
         }
         for f in findings

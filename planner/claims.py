@@ -1,0 +1,301 @@
+"""Claim satisfiability: would the scheduler find devices for each ResourceClaimTemplate?
+
+For every pool of the plan it simulates the ResourceSlices the drivers would publish on one node
+(DRANET's NICs from the catalog's InfiniBand count, the NVIDIA DRA driver's GPUs or MIG slices),
+with the attribute names the drivers publish, then evaluates each claim's DeviceClass and request
+selectors with cel-python and compares the matches with the requested count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import celpy
+
+from components import catalog
+from components.dra_device_classes import GPU_CLASS, MIG_CLASS
+from components.rdma_network import POOL_ANNOTATION
+
+from .engine import ProgramRun
+from .render import plain
+
+# The classes the NVIDIA DRA driver chart creates itself (its deviceclass templates).
+CHART_CLASSES = {
+    GPU_CLASS: f"device.driver == '{GPU_CLASS}' && device.attributes['{GPU_CLASS}'].type == 'gpu'",
+    MIG_CLASS: f"device.driver == '{GPU_CLASS}' && device.attributes['{GPU_CLASS}'].type == 'mig'",
+}
+PLACEHOLDER_PLACEMENT_GROUP = "<simulated placement group>"
+
+
+@dataclass(frozen=True)
+class SimPool:
+    name: str
+    vm_size: str
+    mig_profile: str | None
+    dranet: bool
+    gpu_driver: bool
+
+
+def _attrs(values: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """ResourceSlice attribute values: {"rdma": True} -> {"rdma": {"bool": True}}."""
+    kinds = {bool: "bool", int: "int", str: "string"}
+    return {name: {kinds[type(value)]: value} for name, value in values.items()}
+
+
+def resource_slice(driver: str, node: str, devices: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{node}-{driver.replace('.', '-')}"},
+        "spec": {
+            "driver": driver,
+            "nodeName": node,
+            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+            "devices": devices,
+        },
+    }
+
+
+def nic_slice(sku: catalog.GpuSku, node: str) -> dict[str, Any]:
+    """What DRANET publishes on one node: the InfiniBand NICs (rdma) and the VNet NIC (not rdma).
+
+    Short names belong to the driver's domain (``dra.net``); Azure facts are fully qualified.
+    """
+    azure = {"azure.dra.net/vmSize": sku.name, "azure.dra.net/placementGroupId": PLACEHOLDER_PLACEMENT_GROUP}
+    half = max(1, sku.infiniband_nics // 2)
+    devices = [
+        {
+            "name": f"ib{i}",
+            "attributes": _attrs(
+                {
+                    "rdma": True,
+                    "ifName": f"ib{i}",
+                    "rdmaDevice": f"mlx5_{i}",
+                    "pciAddress": f"0000:{i + 1:02x}:00.0",
+                    "numaNode": i // half,
+                    **azure,
+                }
+            ),
+        }
+        for i in range(sku.infiniband_nics)
+    ]
+    devices.append(
+        {
+            "name": "eth0",
+            "attributes": _attrs({"rdma": False, "ifName": "eth0", "pciAddress": "0000:00:0a.0", "numaNode": 0, **azure}),
+        }
+    )
+    return resource_slice("dra.net", node, devices)
+
+
+def gpu_slice(sku: catalog.GpuSku, mig_profile: str | None, node: str) -> dict[str, Any]:
+    """What the NVIDIA DRA driver publishes on one node: whole GPUs, or the MIG slices of each."""
+    product = (sku.product_names or [sku.gpu_model])[0]
+    devices = []
+    for g in range(sku.gpus):
+        base = {"productName": product, "brand": "Nvidia", "uuid": f"GPU-{g:08d}"}
+        if mig_profile:
+            for s in range(catalog.mig_slices_per_gpu(mig_profile)):
+                attributes = {
+                    **base,
+                    "type": "mig",
+                    "profile": sku.mig_profiles[mig_profile],
+                    "parentUUID": base["uuid"],
+                    "uuid": f"MIG-{g:04d}-{s:02d}",
+                }
+                devices.append({"name": f"gpu-{g}-mig-{s}", "attributes": _attrs(attributes)})
+        else:
+            devices.append({"name": f"gpu-{g}", "attributes": _attrs({**base, "type": "gpu"})})
+    return resource_slice(GPU_CLASS, node, devices)
+
+
+def node_slices(pool: SimPool) -> list[dict[str, Any]]:
+    """The ResourceSlices one node of the pool would publish."""
+    sku = catalog.get_sku(pool.vm_size)
+    node = f"aks-{pool.name}-00000000-vmss000000"
+    slices = [nic_slice(sku, node)] if pool.dranet else []
+    if pool.gpu_driver and sku.gpu_vendor == "nvidia":
+        slices.append(gpu_slice(sku, pool.mig_profile, node))
+    return slices
+
+
+def cel_devices(slices: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ``device`` variable CEL sees for each device of some ResourceSlices.
+
+    A short attribute name belongs to the slice's driver domain. As in Kubernetes, a domain a
+    device does not publish reads as an empty map.
+    """
+    devices = []
+    for slice_ in slices:
+        driver = slice_["spec"]["driver"]
+        for device in slice_["spec"]["devices"]:
+            attributes: dict[str, dict[str, Any]] = {}
+            for key, value in device.get("attributes", {}).items():
+                domain, _, name = key.rpartition("/") if "/" in key else (driver, "", key)
+                attributes.setdefault(domain, {})[name] = next(iter(value.values()))
+            devices.append({"name": device["name"], "driver": driver, "attributes": attributes})
+    domains = {domain for device in devices for domain in device["attributes"]}
+    for device in devices:
+        device["attributes"] = {domain: device["attributes"].get(domain, {}) for domain in domains}
+    return devices
+
+
+@dataclass
+class Verdict:
+    template: str
+    namespace: str
+    pool: str
+    request: str
+    device_class: str
+    needed: int | str
+    matched: int
+    satisfiable: bool
+    reason: str
+
+
+class Selector:
+    """A compiled CEL expression. An evaluation error means "no match", as a failed selector does."""
+
+    _env = celpy.Environment()
+
+    def __init__(self, expression: str):
+        self.expression = expression
+        self.program = self._env.program(self._env.compile(expression))
+
+    def match(self, device: dict[str, Any]) -> tuple[bool, str | None]:
+        try:
+            return bool(self.program.evaluate({"device": celpy.json_to_cel(device)})), None
+        except celpy.CELEvalError as err:
+            return False, f"{device['name']}: {err.args[0]}"
+
+
+def _expressions(selectors: Any) -> list[str]:
+    return [s["cel"]["expression"] for s in selectors or [] if isinstance(s, Mapping) and "cel" in s]
+
+
+def sim_pools(run: ProgramRun) -> list[SimPool]:
+    """The plan's GPU pools, with which DRA drivers would run on them."""
+    charts = {r.name: plain(r.inputs) for r in run.resources if r.type == "kubernetes:helm.sh/v4:Chart"}
+    dranet = next((c for c in charts.values() if str(c.get("chart", "")).endswith("/dranet")), None)
+    gpu_driver = next((c for c in charts.values() if "dra-driver-nvidia-gpu" in str(c.get("chart", ""))), None)
+    pools = []
+    for r in run.resources:
+        if not r.type.startswith("azure-native:containerservice") or not r.type.endswith(":AgentPool"):
+            continue
+        inputs = plain(r.inputs)
+        name, vm_size = inputs.get("agentPoolName", r.name), inputs.get("vmSize")
+        if vm_size not in catalog.skus():
+            continue
+        sku = catalog.get_sku(vm_size)
+        pools.append(
+            SimPool(
+                name=name,
+                vm_size=vm_size,
+                mig_profile=inputs.get("gpuInstanceProfile"),
+                # Without a chart in this stack the driver may be installed already: assume it runs where the hardware is.
+                dranet=sku.rdma and (dranet is None or _selects(dranet.get("values", {}), name)),
+                gpu_driver=gpu_driver is None or _selects(gpu_driver.get("values", {}).get("kubeletPlugin", {}), name),
+            )
+        )
+    return pools
+
+
+def _selects(values: Mapping[str, Any], pool: str) -> bool:
+    """Whether chart values' nodeSelector/affinity on the agentpool label admit ``pool``."""
+    selector = (values.get("nodeSelector") or {}).get("kubernetes.azure.com/agentpool")
+    if selector is not None:
+        return selector == pool
+    terms = (
+        values.get("affinity", {})
+        .get("nodeAffinity", {})
+        .get("requiredDuringSchedulingIgnoredDuringExecution", {})
+        .get("nodeSelectorTerms", [])
+    )
+    for term in terms:
+        for expression in term.get("matchExpressions", []):
+            if expression.get("key") == "kubernetes.azure.com/agentpool":
+                return pool in expression.get("values", [])
+    return True
+
+
+def check(run: ProgramRun) -> list[Verdict]:
+    """A verdict per (claim template, request, target pool)."""
+    classes = dict(CHART_CLASSES)
+    for r in run.resources:
+        if r.type.endswith("resource.k8s.io/v1:DeviceClass"):
+            inputs = plain(r.inputs)
+            classes[inputs["metadata"]["name"]] = (
+                " && ".join(f"({e})" for e in _expressions(inputs["spec"].get("selectors"))) or "true"
+            )
+    compiled = {name: Selector(expression) for name, expression in classes.items()}
+    pools = sim_pools(run)
+    devices = {pool.name: cel_devices(node_slices(pool)) for pool in pools}
+    verdicts = []
+    for r in run.resources:
+        if not r.type.endswith("resource.k8s.io/v1:ResourceClaimTemplate"):
+            continue
+        inputs = plain(r.inputs)
+        metadata = inputs["metadata"]
+        target = (metadata.get("annotations") or {}).get(POOL_ANNOTATION)
+        targets = [p for p in pools if target is None or p.name == target]
+        for request in inputs["spec"]["spec"]["devices"]["requests"]:
+            exactly = request.get("exactly", {})
+            class_name = exactly.get("deviceClassName")
+            needed = "All" if exactly.get("allocationMode") == "All" else exactly.get("count", 1)
+            selectors = [Selector(e) for e in _expressions(exactly.get("selectors"))]
+            results = [
+                _verdict(
+                    metadata,
+                    request["name"],
+                    class_name,
+                    needed,
+                    compiled.get(class_name),
+                    selectors,
+                    pool,
+                    devices.get(pool.name, []),
+                )
+                for pool in targets or [SimPool(target or "any pool", "?", None, False, False)]
+            ]
+            if target is None and len(results) > 1:
+                # Not written for one pool: satisfiable if some pool can serve it.
+                fits = [v for v in results if v.satisfiable]
+                best = fits[0] if fits else results[0]
+                best.pool = ", ".join(v.pool for v in fits) if fits else "no pool"
+                results = [best]
+            verdicts.extend(results)
+    return verdicts
+
+
+def _verdict(metadata, request, class_name, needed, device_class, selectors, pool, devices) -> Verdict:
+    def verdict(matched: int, ok: bool, reason: str) -> Verdict:
+        return Verdict(
+            metadata["name"], metadata.get("namespace", "default"), pool.name, request, class_name, needed, matched, ok, reason
+        )
+
+    if device_class is None:
+        return verdict(0, False, f"DeviceClass {class_name!r} is not in the stack or a driver chart")
+    if pool.vm_size == "?":
+        return verdict(0, False, "its pool is not in the stack")
+    matching, errors = [], []
+    for device in devices:
+        # The class narrows first; request selectors only see devices of the class.
+        ok, error = device_class.match(device)
+        for selector in selectors:
+            if not ok:
+                break
+            ok, error = selector.match(device)
+        if error:
+            errors.append(error)
+        if ok:
+            matching.append(device)
+    count = len(matching)
+    ok = count > 0 if needed == "All" else count >= needed
+    what = "NICs" if class_name == "dranet.net" else "devices"
+    if ok:
+        return verdict(count, True, f"{count} matching {what} per node")
+    reason = f"needs {needed} {what}, {pool.vm_size} nodes publish {count}"
+    if errors:
+        reason += f" (CEL errors: {errors[0]})"
+    return verdict(count, False, reason)
