@@ -110,7 +110,7 @@ def with_login(kubeconfig_b64: str) -> str:
 
 
 kubeconfig = pulumi.Output.secret(credentials.kubeconfigs[0].value.apply(with_login))
-k8s.Provider(f"{name}-k8s", kubeconfig=kubeconfig, enable_server_side_apply=True)
+provider = k8s.Provider(f"{name}-k8s", kubeconfig=kubeconfig, enable_server_side_apply=True)
 
 for pool in config.get("gpu_pools", []):
     accelerator, gpu_model = GPU_SIZES[pool["vm_size"]]
@@ -149,6 +149,37 @@ for pool in config.get("gpu_pools", []):
             ignore_changes=["count"] if "min_count" in pool else None,
             custom_timeouts=pulumi.CustomTimeouts(create="60m", update="90m", delete="60m"),
         ),
+    )
+
+gpu_pools = config.get("gpu_pools", [])
+if gpu_pools:
+    tolerations = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+    tolerations.append({"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"})
+    if any(pool.get("spot") for pool in gpu_pools):
+        tolerations.append(
+            {"key": "kubernetes.azure.com/scalesetpriority", "operator": "Equal", "value": "spot", "effect": "NoSchedule"}
+        )
+    names = sorted(pool["name"] for pool in gpu_pools)
+    k8s.helm.v4.Chart(
+        "nvidia-device-plugin-chart",
+        chart="nvidia-device-plugin",
+        repository_opts={"repo": "https://nvidia.github.io/k8s-device-plugin"},
+        version="0.17.0",
+        namespace="nvidia-device-plugin",
+        values={
+            "migStrategy": "mixed" if any(pool.get("mig_profile") for pool in gpu_pools) else "none",
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [
+                            {"matchExpressions": [{"key": "kubernetes.azure.com/agentpool", "operator": "In", "values": names}]}
+                        ]
+                    }
+                }
+            },
+            "tolerations": tolerations,
+        },
+        opts=pulumi.ResourceOptions(provider=provider),
     )
 
 pulumi.export("cluster_name", cluster.name)

@@ -13,6 +13,8 @@ _EXPORTS = {
     "ExistingClusterArgs": ".aks_cluster",
     "GpuNodePool": ".gpu_node_pool",
     "GpuNodePoolArgs": ".gpu_node_pool",
+    "NvidiaDevicePlugin": ".device_plugin",
+    "NvidiaDevicePluginArgs": ".device_plugin",
     "DraDeviceClasses": ".dra_device_classes",
     "DraDeviceClassesArgs": ".dra_device_classes",
     "GpuOperatorArgs": ".dra_device_classes",

@@ -15,6 +15,7 @@ from pydantic import Field, ValidationError, model_validator
 
 from ._base import StrictModel
 from .aks_cluster import AksClusterArgs
+from .device_plugin import NvidiaDevicePluginArgs
 from .dra_device_classes import DraDeviceClassesArgs
 from .errors import ConfigError, FieldProblem, validation_problems
 from .gpu_node_pool import GpuNodePoolArgs
@@ -71,6 +72,9 @@ class StackConfig(StrictModel):
 
     gpu_pools: list[GpuNodePoolArgs] = Field(default_factory=list)
     """GPU node pools, one separate AKS agent pool each. Default none."""
+
+    device_plugin: NvidiaDevicePluginArgs = Field(default_factory=NvidiaDevicePluginArgs)
+    """The NVIDIA device plugin, deployed on NVIDIA pools that AKS drives and DRA does not serve."""
 
     dra: DraConfig | None = None
     """DRA GPU device classes and claim templates. Default None (GPUs through the device plugin)."""

@@ -13,6 +13,7 @@ from pulumi_azure_native import resources
 from ._base import ComponentInputError
 from .aks_cluster import AksCluster
 from .config import StackConfig, config_from_env, parse_stack_config
+from .device_plugin import NvidiaDevicePlugin
 from .dra_device_classes import DraDeviceClasses
 from .errors import ConfigError
 from .gpu_node_pool import GpuNodePool
@@ -36,6 +37,7 @@ class Stack:
     rdma: RdmaNetwork | None = None
     dra: DraDeviceClasses | None = None
     gates: QualificationGates | None = None
+    device_plugin: NvidiaDevicePlugin | None = None
 
 
 def build_stack(config: StackConfig) -> Stack:
@@ -84,6 +86,12 @@ def build_stack(config: StackConfig) -> Stack:
             cluster.kubernetes_version,
             opts=pulumi.ResourceOptions(depends_on=[stack.rdma] if stack.rdma else None),
         )
+    # Pools whose GPUs no DRA driver serves need the device plugin to advertise them.
+    plugin_pools = [
+        p for p in pools if p.sku.gpu_vendor == "nvidia" and p.driver == "aks" and p.pool_name not in config.dra_pools()
+    ]
+    if plugin_pools:
+        stack.device_plugin = NvidiaDevicePlugin("nvidia-device-plugin", config.device_plugin, plugin_pools, cluster.provider)
     if config.rdma and config.rdma.gates:
         gates = config.rdma.gates.model_dump()
         gates["pool"] = gates["pool"] or config.rdma.pools[0]
