@@ -195,6 +195,15 @@ class DraDeviceClasses(pulumi.ComponentResource):
         """Refuse combinations that double-install or never work; return the driver root for the chart."""
         if not pools:
             fail("DraDeviceClasses", name, "pools", [], "give at least one NVIDIA GPU pool")
+        roots = {OPERATOR_DRIVER_ROOT if p.driver == "none" else HOST_DRIVER_ROOT for p in pools}
+        if len(roots) > 1:
+            fail(
+                "DraDeviceClasses",
+                name,
+                "pools",
+                sorted(p.pool_name for p in pools),
+                "mixes AKS-installed and operator-installed drivers; the DRA driver has one driver root, and no single gpu_operator setting suits both. Use one driver strategy for DRA pools",
+            )
         operator = args.gpu_operator
         for pool in pools:
             if pool.sku.gpu_vendor != "nvidia":
@@ -246,15 +255,6 @@ class DraDeviceClasses(pulumi.ComponentResource):
                 "gpu_counts",
                 too_many,
                 f"no pool has that many whole GPUs per node (largest: {max(whole, default=0)})",
-            )
-        roots = {OPERATOR_DRIVER_ROOT if p.driver == "none" else HOST_DRIVER_ROOT for p in pools}
-        if len(roots) > 1 and args.install_driver:
-            fail(
-                "DraDeviceClasses",
-                name,
-                "pools",
-                sorted(p.pool_name for p in pools),
-                "mixes AKS-installed and operator-installed drivers; one DRA driver install has one driver root. Use one driver strategy for DRA pools",
             )
         return roots.pop()
 

@@ -268,6 +268,7 @@ class GpuNodePool(pulumi.ComponentResource):
     gpus_per_node: int
     rdma_capable: bool
     driver: str
+    max_nodes: int
     sku: catalog.GpuSku
     agent_pool: containerservice.AgentPool
 
@@ -345,6 +346,7 @@ class GpuNodePool(pulumi.ComponentResource):
         self.gpu_resource_name, self.gpus_per_node = sku.gpu_resource(args.mig_profile)
         self.rdma_capable = sku.rdma
         self.driver = args.driver
+        self.max_nodes = args.max_count if args.autoscaling else args.count
         self.sku = sku
         self.register_outputs(
             {

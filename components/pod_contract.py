@@ -45,7 +45,7 @@ class RdmaPodSpec:
         """IPC_LOCK without privileged: drop ALL, add IPC_LOCK, no escalation, never privileged."""
         context = copy.deepcopy(base or {})
         context.pop("privileged", None)
-        capabilities = context.setdefault("capabilities", {})
+        capabilities = context["capabilities"] = dict(context.get("capabilities") or {})
         capabilities["drop"] = ["ALL"]
         capabilities["add"] = sorted(set(capabilities.get("add") or []) | {RDMA_CAPABILITY})
         context["allowPrivilegeEscalation"] = False
@@ -54,10 +54,16 @@ class RdmaPodSpec:
     def apply(self, pod_spec: dict[str, Any], containers: list[str] | None = None) -> dict[str, Any]:
         """A copy of ``pod_spec`` with the contract merged in.
 
-        ``containers`` names the containers that use the NICs (default: every container in
-        ``containers``); others keep their spec. Existing env values of the same names are replaced.
+        ``containers`` names the containers that use the NICs (default: every container of the
+        pod); others keep their spec. Existing env values of the same names are replaced.
         """
         spec = copy.deepcopy(pod_spec)
+        names = {c.get("name") for c in spec.get("containers") or []}
+        missing = sorted(set(containers or []) - names)
+        if missing:
+            raise ValueError(
+                f"no container named {', '.join(missing)} in the pod; containers: {', '.join(sorted(map(str, names)))}"
+            )
         spec["nodeSelector"] = {**(spec.get("nodeSelector") or {}), **self.node_selector}
         tolerations = list(spec.get("tolerations") or [])
         spec["tolerations"] = tolerations + [t for t in self.tolerations if t not in tolerations]
@@ -68,7 +74,7 @@ class RdmaPodSpec:
         for container in spec.get("containers") or []:
             if containers is not None and container.get("name") not in containers:
                 continue
-            resources = container.setdefault("resources", {})
+            resources = container["resources"] = dict(container.get("resources") or {})
             names = {c["name"] for c in resources.get("claims") or []}
             resources["claims"] = list(resources.get("claims") or []) + [
                 c for c in self.container_claims() if c["name"] not in names

@@ -132,6 +132,22 @@ class QualificationGates(pulumi.ComponentResource):
                 sorted(gpu_claims.templates),
                 f"needs the DRA templates gpu-1 and {args.pool}-gpus-full-node (gpu_counts must include 1)",
             )
+        if gpu_claims is not None and gpu_claims.namespace != network.namespace:
+            fail(
+                "QualificationGates",
+                name,
+                "gpu_claims",
+                gpu_claims.namespace,
+                f"claim templates are namespaced: the GPU templates must live in the RDMA namespace {network.namespace!r}",
+            )
+        if network.pools[args.pool].max_nodes < 2:
+            fail(
+                "QualificationGates",
+                name,
+                "pool",
+                args.pool,
+                "gates 3-6 run across two nodes; give the pool count (or max_count) of at least 2",
+            )
         super().__init__(f"{PACKAGE}:index:QualificationGates", name, None, opts)
         child = pulumi.ResourceOptions(parent=self, provider=provider)
         namespace = network.namespace

@@ -178,6 +178,8 @@ class RdmaNetwork(pulumi.ComponentResource):
                 # Keep the IPoIB interfaces on the host; DRANET injects the RDMA character devices.
                 "args": {"cloudProviderHint": "AZURE", "moveIBInterfaces": False},
                 "resources": {"requests": {"cpu": "100m", "memory": "50Mi"}, "limits": {"memory": "256Mi"}},
+                # The chart tolerates NoSchedule taints only; list the pools' own (Spot, NoExecute) too.
+                "tolerations": _dranet_tolerations(pools),
             },
             opts=child,
         )
@@ -242,3 +244,11 @@ class RdmaNetwork(pulumi.ComponentResource):
             claims["gpus"] = gpu_claim_template
         source = self.pools[pool]
         return RdmaPodSpec(claims=claims, node_selector=dict(source.node_selector), tolerations=list(source.tolerations))
+
+
+def _dranet_tolerations(pools: list[GpuNodePool]) -> list[dict]:
+    """The chart tolerates NoSchedule taints only; add the pools' others (NoExecute, PreferNoSchedule) once each."""
+    result = [{"operator": "Exists", "effect": "NoSchedule"}]
+    for pool in pools:
+        result += [t for t in pool.tolerations if t.get("effect") != "NoSchedule" and t not in result]
+    return result

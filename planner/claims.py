@@ -96,7 +96,7 @@ def gpu_slice(sku: catalog.GpuSku, mig_profile: str | None, node: str) -> dict[s
     devices = []
     for g in range(sku.gpus):
         base = {"productName": product, "brand": "Nvidia", "uuid": f"GPU-{g:08d}"}
-        if mig_profile:
+        if mig_profile in sku.mig_profiles:
             for s in range(catalog.mig_slices_per_gpu(mig_profile)):
                 attributes = {
                     **base,
@@ -230,7 +230,7 @@ def check(run: ProgramRun) -> list[Verdict]:
                 " && ".join(f"({e})" for e in _expressions(inputs["spec"].get("selectors"))) or "true"
             )
     compiled = {name: Selector(expression) for name, expression in classes.items()}
-    pools = sim_pools(run)
+    pools = sorted(sim_pools(run), key=lambda p: p.name)
     devices = {pool.name: cel_devices(node_slices(pool)) for pool in pools}
     verdicts = []
     for r in run.resources:
@@ -265,7 +265,7 @@ def check(run: ProgramRun) -> list[Verdict]:
                 best.pool = ", ".join(v.pool for v in fits) if fits else "no pool"
                 results = [best]
             verdicts.extend(results)
-    return verdicts
+    return sorted(verdicts, key=lambda v: (v.namespace, v.template, v.request, v.pool))
 
 
 def _verdict(metadata, request, class_name, needed, device_class, selectors, pool, devices) -> Verdict:
@@ -291,11 +291,11 @@ def _verdict(metadata, request, class_name, needed, device_class, selectors, poo
         if ok:
             matching.append(device)
     count = len(matching)
-    ok = count > 0 if needed == "All" else count >= needed
     what = "NICs" if class_name == "dranet.net" else "devices"
+    if errors:
+        # The scheduler aborts the allocation when a selector fails to evaluate on any device.
+        return verdict(count, False, f"a CEL selector fails on {pool.vm_size} devices, which aborts allocation: {errors[0]}")
+    ok = count > 0 if needed == "All" else count >= needed
     if ok:
         return verdict(count, True, f"{count} matching {what} per node")
-    reason = f"needs {needed} {what}, {pool.vm_size} nodes publish {count}"
-    if errors:
-        reason += f" (CEL errors: {errors[0]})"
-    return verdict(count, False, reason)
+    return verdict(count, False, f"needs {needed} {what}, {pool.vm_size} nodes publish {count}")

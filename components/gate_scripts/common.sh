@@ -4,7 +4,7 @@ set -uo pipefail
 GATES_DIR=${GATES_DIR:-/gates}
 WORK_DIR=${WORK_DIR:-/tmp}
 IB_DEV_DIR=${IB_DEV_DIR:-/dev/infiniband}
-IB_SYS_DIR=${IB_SYS_DIR:-/sys/class/infiniband}
+IB_VERBS_SYS_DIR=${IB_VERBS_SYS_DIR:-/sys/class/infiniband_verbs}
 pass() { echo "GATE PASS: $*"; exit 0; }
 fail() { echo "GATE FAIL: $*"; exit 1; }
 need() { command -v "$1" >/dev/null 2>&1 || fail "$1 is not in this image; set the gate image to one that ships it"; }

@@ -1,8 +1,11 @@
 # Gate 3: two-node ib_write_bw over InfiniBand RC, with no TCP fallback and a plausible rate.
 . "${GATES_DIR:-/gates}/common.sh"
 need ib_write_bw
-device=$(ls "${IB_SYS_DIR}" 2>/dev/null | head -n 1)
-[ -n "${device}" ] || fail "no InfiniBand device in the pod"
+# The pod sees the host's sysfs, so take the device behind the uverbs node DRA injected.
+uverbs=$(ls "${IB_DEV_DIR}" 2>/dev/null | grep '^uverbs' | head -n 1)
+[ -n "${uverbs}" ] || fail "no uverbs device in the pod: the NIC claim was not injected"
+device=$(cat "${IB_VERBS_SYS_DIR}/${uverbs}/ibdev" 2>/dev/null)
+[ -n "${device}" ] || fail "cannot map ${uverbs} to its InfiniBand device"
 args="-d ${device} -F --report_gbits -D 10"
 if [ "${JOB_COMPLETION_INDEX}" = "0" ]; then
   ib_write_bw ${args} | tee ${WORK_DIR}/bw.log || fail "ib_write_bw server failed"

@@ -11,6 +11,7 @@ grep -q "GDRDMA" ${WORK_DIR}/nccl.log || fail "NCCL did not use GPUDirect RDMA (
 if [ "${JOB_COMPLETION_INDEX}" = "0" ]; then
   grep -q "wrong values: 0$" ${WORK_DIR}/nccl.log || fail "all-reduce returned wrong values"
 fi
-rails=$(grep -o "NET/IB/[0-9]*" ${WORK_DIR}/nccl.log | sort -u | wc -l)
-[ "${rails}" -ge "${EXPECTED_RAILS}" ] || fail "NCCL used ${rails} IB rails, expected ${EXPECTED_RAILS}"
+# Every rail must carry GPUDirect RDMA, not just one of them (channel lines: "via NET/IB/<n>/GDRDMA").
+rails=$(grep -o "NET/IB/[0-9]*/GDRDMA" ${WORK_DIR}/nccl.log | sort -u | wc -l)
+[ "${rails}" -ge "${EXPECTED_RAILS}" ] || fail "NCCL used GDRDMA on ${rails} IB rails, expected ${EXPECTED_RAILS}"
 pass "all-reduce over ${rails} GDRDMA rails with zero wrong values"

@@ -1,5 +1,6 @@
 # Gate 5: a NIXL GPU-memory transfer between two nodes over UCX rc_mlx5, verified element by element.
 . "${GATES_DIR:-/gates}/common.sh"
+need python3
 python3 -c "import nixl" 2>/dev/null || fail "the nixl Python package is not in this image"
 export UCX_PROTO_INFO=y UCX_LOG_LEVEL=info
 if [ "${JOB_COMPLETION_INDEX}" = "0" ]; then
