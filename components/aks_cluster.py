@@ -93,6 +93,10 @@ class AksClusterArgs(StrictModel):
     kaito: bool = False
     """Enable the AI toolchain operator (KAITO) add-on. Default False."""
 
+    keda: bool = False
+    """Enable the AKS KEDA add-on (``workloadAutoScalerProfile.keda``). Default False; VllmService
+    autoscaling needs it, and the stack turns it on when a model autoscales."""
+
     managed_prometheus: bool = True
     """Enable the Azure Monitor managed Prometheus metrics add-on. Default True: GPU and vLLM
     metrics drive autoscaling and dashboards."""
@@ -165,6 +169,7 @@ class AksCluster(pulumi.ComponentResource):
     """
 
     cluster_name: pulumi.Output[str]
+    cluster_id: pulumi.Output[str]
     resource_group_name: pulumi.Output[str]
     oidc_issuer_url: pulumi.Output[str]
     kubeconfig: pulumi.Output[str]
@@ -207,6 +212,7 @@ class AksCluster(pulumi.ComponentResource):
                 opts=pulumi.InvokeOutputOptions(parent=self),
             )
             self.oidc_issuer_url = found.oidc_issuer_profile.apply(lambda p: p.issuer_url if p else None)
+            self.cluster_id = found.id
             self.kubernetes_version = None
             self.tier = "existing"
         else:
@@ -214,6 +220,7 @@ class AksCluster(pulumi.ComponentResource):
             self.cluster_name = self.managed_cluster.name
             self.resource_group_name = pulumi.Output.from_input(resource_group_name)
             self.oidc_issuer_url = self.managed_cluster.oidc_issuer_profile.apply(lambda p: p.issuer_url if p else None)
+            self.cluster_id = self.managed_cluster.id
             self.kubernetes_version = args.kubernetes_version
             self.tier = args.tier
 
@@ -282,6 +289,7 @@ class AksCluster(pulumi.ComponentResource):
             disable_local_accounts=True,
             azure_monitor_profile={"metrics": {"enabled": args.managed_prometheus, "kube_state_metrics": {}}},
             ai_toolchain_operator_profile={"enabled": True} if args.kaito else None,
+            workload_auto_scaler_profile={"keda": {"enabled": True}} if args.keda else None,
             network_profile={
                 "network_plugin": "azure",
                 "network_plugin_mode": "overlay",

@@ -19,10 +19,19 @@ from .device_plugin import NvidiaDevicePluginArgs
 from .dra_device_classes import DraDeviceClassesArgs
 from .errors import ConfigError, FieldProblem, validation_problems
 from .gpu_node_pool import GpuNodePoolArgs
+from .kaito_workspace import KaitoWorkspaceArgs
+from .model_store import ModelStoreArgs
+from .monitoring import ManagedPrometheusArgs
 from .qualification_gates import QualificationGatesArgs
 from .rdma_network import RdmaNetworkArgs
+from .vllm_service import VllmServiceArgs
 
 PROJECT = "aks-gpu-inference"
+SECRET_KEYS = {
+    "vllm_api_key": "the key clients send to the model endpoints (pulumi config set --secret vllm_api_key ...)",
+    "hf_token": "a Hugging Face token, for models with source huggingface (pulumi config set --secret hf_token ...)",
+}
+"""Secrets the program reads with require_secret; they never enter the typed config."""
 
 
 class ResourceGroupConfig(StrictModel):
@@ -58,6 +67,13 @@ class RdmaConfig(RdmaNetworkArgs):
     """Run the qualification gates on an RDMA pool. Default None (off)."""
 
 
+class ModelConfig(VllmServiceArgs):
+    """A model served by vLLM on one of the stack's GPU pools."""
+
+    pool: str
+    """Name of the GPU pool (in ``gpu_pools``) to run on. Required."""
+
+
 class StackConfig(StrictModel):
     """One environment: where it runs, its cluster and its GPU pools."""
 
@@ -81,6 +97,19 @@ class StackConfig(StrictModel):
 
     rdma: RdmaConfig | None = None
     """RDMA networking for ND pools. Default None."""
+
+    prometheus: ManagedPrometheusArgs | None = None
+    """The Azure Monitor workspace managed Prometheus ships to. Default: a new workspace named
+    ``<cluster>-prometheus`` when ``cluster.managed_prometheus`` is on."""
+
+    model_store: ModelStoreArgs | None = None
+    """Blob storage for model weights (keyless). Default None; needed by models with source blob."""
+
+    models: list[ModelConfig] = Field(default_factory=list)
+    """Models served by vLLM. Default none."""
+
+    kaito: list[KaitoWorkspaceArgs] = Field(default_factory=list)
+    """KAITO preset models, one Workspace each (needs cluster.kaito). Default none."""
 
     tags: dict[str, str] = Field(default_factory=dict)
     """Azure tags applied to every resource that takes tags. Default none."""
@@ -126,6 +155,33 @@ class StackConfig(StrictModel):
                 raise FieldProblem("rdma.gates.pool", gates.pool, f"not one of rdma.pools ({', '.join(self.rdma.pools)})")
         return self
 
+    @model_validator(mode="after")
+    def _models(self) -> StackConfig:
+        pools = {p.name for p in self.gpu_pools}
+        names: set[str] = set()
+        for index, model in enumerate(self.models):
+            where = f"models[{index}]"
+            if model.name in names:
+                raise FieldProblem(f"{where}.name", model.name, "model names must be unique")
+            names.add(model.name)
+            if model.pool not in pools:
+                raise FieldProblem(f"{where}.pool", model.pool, f"no such GPU pool; pools: {', '.join(sorted(pools)) or 'none'}")
+            if model.source == "blob" and self.model_store is None:
+                raise FieldProblem(f"{where}.source", "blob", "add a model_store section, or use source huggingface")
+            if model.gpu_access == "dra" and model.pool not in self.dra_pools():
+                raise FieldProblem(f"{where}.gpu_access", "dra", f"pool {model.pool!r} is not served by the dra section")
+            if model.rdma and (self.rdma is None or model.pool not in self.rdma.pools):
+                raise FieldProblem(f"{where}.rdma", True, f"pool {model.pool!r} is not in rdma.pools")
+            if model.autoscaling and not self.cluster.managed_prometheus:
+                raise FieldProblem(
+                    f"{where}.autoscaling", "set", "scales on managed Prometheus metrics: keep cluster.managed_prometheus on"
+                )
+        if self.kaito and not self.cluster.kaito:
+            raise FieldProblem(
+                "cluster.kaito", False, "the kaito section needs the AI toolchain operator add-on: set cluster.kaito true"
+            )
+        return self
+
     def dra_pools(self) -> list[str]:
         if self.dra is None:
             return []
@@ -152,4 +208,8 @@ def parse_stack_config(raw: dict[str, Any], source: str = "stack configuration")
 def config_from_env(all_config: dict[str, str], project: str = PROJECT) -> dict[str, Any]:
     """Pick this project's keys out of the engine's flat ``project:key -> text`` config map."""
     prefix = f"{project}:"
-    return {key[len(prefix) :]: _decode(value) for key, value in all_config.items() if key.startswith(prefix)}
+    return {
+        key[len(prefix) :]: _decode(value)
+        for key, value in all_config.items()
+        if key.startswith(prefix) and key[len(prefix) :] not in SECRET_KEYS
+    }

@@ -268,6 +268,7 @@ class GpuNodePool(pulumi.ComponentResource):
     gpus_per_node: int
     rdma_capable: bool
     driver: str
+    mig_profile: str | None
     max_nodes: int
     sku: catalog.GpuSku
     agent_pool: containerservice.AgentPool
@@ -346,6 +347,7 @@ class GpuNodePool(pulumi.ComponentResource):
         self.gpu_resource_name, self.gpus_per_node = sku.gpu_resource(args.mig_profile)
         self.rdma_capable = sku.rdma
         self.driver = args.driver
+        self.mig_profile = args.mig_profile
         self.max_nodes = args.max_count if args.autoscaling else args.count
         self.sku = sku
         self.register_outputs(

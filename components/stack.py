@@ -5,9 +5,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pulumi
+import pulumi_kubernetes as k8s
 from pulumi_azure_native import resources
 
 from ._base import ComponentInputError
@@ -17,8 +18,13 @@ from .device_plugin import NvidiaDevicePlugin
 from .dra_device_classes import DraDeviceClasses
 from .errors import ConfigError
 from .gpu_node_pool import GpuNodePool
+from .kaito_workspace import KaitoWorkspace
+from .model_store import ModelStore
+from .monitoring import ManagedPrometheus
 from .qualification_gates import QualificationGates
 from .rdma_network import RdmaNetwork
+from .vllm_service import ScalingMonitor, VllmService
+from .workload_identity import WorkloadIdentity
 
 
 def load_stack_config() -> StackConfig:
@@ -38,6 +44,9 @@ class Stack:
     dra: DraDeviceClasses | None = None
     gates: QualificationGates | None = None
     device_plugin: NvidiaDevicePlugin | None = None
+    prometheus: ManagedPrometheus | None = None
+    models: dict[str, VllmService] = field(default_factory=dict)
+    kaito: dict[str, KaitoWorkspace] = field(default_factory=dict)
 
 
 def build_stack(config: StackConfig) -> Stack:
@@ -51,7 +60,9 @@ def build_stack(config: StackConfig) -> Stack:
     else:
         group_name = pulumi.Output.from_input(config.resource_group.name)
 
-    cluster_args = config.cluster.model_copy(update={"tags": {**tags, **config.cluster.tags}})
+    # Autoscaled models need the KEDA add-on; turning it on here keeps the stack file short.
+    keda = config.cluster.keda or any(m.autoscaling for m in config.models)
+    cluster_args = config.cluster.model_copy(update={"tags": {**tags, **config.cluster.tags}, "keda": keda})
     cluster = AksCluster(config.cluster.name, cluster_args, location=config.location, resource_group_name=group_name)
     pools = [
         GpuNodePool(
@@ -99,6 +110,12 @@ def build_stack(config: StackConfig) -> Stack:
         pulumi.export("qualification_jobs", stack.gates.jobs)
         pulumi.export("qualification_verdicts", stack.gates.verdict_command)
 
+    if config.cluster.managed_prometheus and not config.cluster.existing:
+        prometheus_args = config.prometheus or {"workspace_name": f"{config.cluster.name}-prometheus"}
+        stack.prometheus = ManagedPrometheus("prometheus", prometheus_args, cluster.cluster_id, group_name, config.location)
+        pulumi.export("prometheus_query_endpoint", stack.prometheus.query_endpoint)
+    _serve_models(config, stack, group_name, by_name)
+
     pulumi.export("cluster_name", cluster.cluster_name)
     pulumi.export("resource_group_name", cluster.resource_group_name)
     pulumi.export("oidc_issuer_url", cluster.oidc_issuer_url)
@@ -118,3 +135,66 @@ def build_stack(config: StackConfig) -> Stack:
         },
     )
     return stack
+
+
+def _serve_models(config: StackConfig, stack: Stack, group_name: pulumi.Input[str], pools: dict[str, GpuNodePool]) -> None:
+    """vLLM services (with their identities, store access and autoscaling) and KAITO workspaces."""
+    cluster = stack.cluster
+    for entry in config.kaito:
+        stack.kaito[entry.name] = KaitoWorkspace(entry.name, entry, cluster.provider, config.cluster.kaito)
+    if not config.models:
+        return
+    settings = pulumi.Config()
+    api_key = settings.require_secret("vllm_api_key")
+    hf_token = settings.get_secret("hf_token") if any(m.source == "huggingface" for m in config.models) else None
+    store = ModelStore("model-store", config.model_store, group_name, config.location) if config.model_store else None
+    monitoring = None
+    if any(m.autoscaling for m in config.models):
+        keda = WorkloadIdentity(
+            "keda",
+            {"namespace": "kube-system", "service_account": "keda-operator"},
+            cluster.oidc_issuer_url,
+            group_name,
+            config.location,
+        )
+        keda.grant("Monitoring Data Reader", stack.prometheus.workspace_id, "reads-prometheus")
+        monitoring = ScalingMonitor(query_endpoint=stack.prometheus.query_endpoint, keda_client_id=keda.client_id)
+    owned = {ns for ns in (stack.rdma and stack.rdma.namespace, stack.dra and stack.dra.namespace) if ns}
+    namespaces = {}
+    for model in config.models:
+        if model.namespace not in owned and model.namespace not in namespaces:
+            # vLLM pods here run as non-root with no capabilities: the restricted profile admits them.
+            namespaces[model.namespace] = k8s.core.v1.Namespace(
+                f"namespace-{model.namespace}",
+                metadata={"name": model.namespace, "labels": {"pod-security.kubernetes.io/enforce": "restricted"}},
+                opts=pulumi.ResourceOptions(provider=cluster.provider),
+            )
+    for model in config.models:
+        identity = None
+        if model.source == "blob":
+            identity = WorkloadIdentity(
+                f"{model.name}-identity",
+                {"namespace": model.namespace, "service_account": model.name},
+                cluster.oidc_issuer_url,
+                group_name,
+                config.location,
+            )
+        depends = [ns for name, ns in namespaces.items() if name == model.namespace]
+        if identity:
+            depends.append(store.grant_read(identity))
+        args = model.model_dump(exclude={"pool"})
+        stack.models[model.name] = VllmService(
+            model.name,
+            args,
+            pools[model.pool],
+            cluster.provider,
+            api_key,
+            model_store=store,
+            identity=identity,
+            hf_token=hf_token,
+            dra=stack.dra,
+            rdma=stack.rdma,
+            monitoring=monitoring,
+            opts=pulumi.ResourceOptions(depends_on=depends + [r for r in (stack.dra, stack.rdma) if r]),
+        )
+    pulumi.export("model_endpoints", {name: service.endpoint for name, service in stack.models.items()})

@@ -53,6 +53,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
     stack = stackfile.read_stack(project_dir, args.stack)
     policy_config = load_policy_config(args.policy_config)
     _progress(f"planning stack {stack.stack!r} of {stack.project!r} offline (Pulumi SDK mocks; no CLI, no cloud)", args.quiet)
+    if stack.placeholder_secrets:
+        _progress(
+            f"secrets not in {stack.path.name}, planned with placeholders: {', '.join(stack.placeholder_secrets)}", args.quiet
+        )
 
     import pulumi
 
@@ -128,6 +132,12 @@ def cmd_scan(args: argparse.Namespace) -> int:
     return EXIT_FAILED if mandatory else EXIT_OK
 
 
+def cmd_fit(args: argparse.Namespace) -> int:
+    from . import fit
+
+    return fit.run(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="aks-gpu",
@@ -164,6 +174,25 @@ def build_parser() -> argparse.ArgumentParser:
     scan.add_argument("--format", choices=["table", "json", "sarif"], default="table", help="output format (default: table)")
     scan.add_argument("--policy-config", metavar="FILE", help="policy pack config JSON, as for --policy-pack-config")
     scan.set_defaults(func=cmd_scan)
+
+    fit = commands.add_parser(
+        "fit",
+        help="list every catalog size and tensor-parallel size that serves a model under vLLM, cheapest first",
+        description=(
+            "Estimate GPU memory for a model under vLLM on every current catalog size, tp 1/2/4/8 and MIG slice: "
+            "weights, runtime overhead and KV cache per GPU (formula: components/models.py FORMULA). "
+            "MODEL is a Hugging Face id from components/models.json, a KAITO preset name, or a JSON file of "
+            "ModelFactsArgs keys. Exit code 0 when an option fits, 1 when none does, 2 for an unknown model."
+        ),
+    )
+    fit.add_argument("model", metavar="MODEL", help="Hugging Face id (e.g. meta-llama/Llama-3.1-8B-Instruct) or facts JSON file")
+    fit.add_argument("--context", type=int, metavar="N", help="max model length in tokens (default: the model's maximum)")
+    fit.add_argument("--gpu-memory-utilization", type=float, default=0.9, metavar="F", help="as vLLM's (default: 0.9)")
+    fit.add_argument("--dtype", choices=["auto", "bfloat16", "fp8", "int4"], default="auto", help="weights (default: auto)")
+    fit.add_argument("--kv-cache-dtype", choices=["auto", "fp8"], default="auto", help="KV cache (default: auto)")
+    fit.add_argument("--format", choices=["table", "json"], default="table", help="output format (default: table)")
+    fit.add_argument("--all", action="store_true", help="also list the options that do not fit, with the reason")
+    fit.set_defaults(func=cmd_fit)
     return parser
 
 

@@ -65,12 +65,16 @@ class ProgramRun:
 def mask_secrets(value: Any) -> Any:
     """Replace every secret-wrapped value with ``<secret>`` so it never reaches a file."""
     if rpc.is_rpc_secret(value):
+        # Keep the shape (a Secret's keys are not secret) so rendered manifests stay valid.
+        inner = value.get("value")
+        if isinstance(inner, dict):
+            return dict.fromkeys(inner, SECRET)
         return SECRET
     if isinstance(value, dict):
         return {k: mask_secrets(v) for k, v in value.items()}
     if isinstance(value, list):
         return [mask_secrets(v) for v in value]
-    if value == rpc.UNKNOWN:
+    if value == rpc.UNKNOWN or isinstance(value, pulumi.output.Unknown):
         return placeholder("unknown")
     return value
 
@@ -117,6 +121,15 @@ class PlaceholderMocks(pulumi.runtime.Mocks):
             name_input = _NAME_INPUTS.get(args.typ, "resourceName")
             state.setdefault("name", args.inputs.get(name_input) or placeholder(f"{args.name}.name"))
             state.setdefault("provisioningState", placeholder("provisioningState"))
+        if args.typ == "azure-native:managedidentity:UserAssignedIdentity":
+            state.update(clientId=placeholder(f"{args.name}.clientId"), principalId=placeholder(f"{args.name}.principalId"))
+        if args.typ == "azure-native:storage:StorageAccount":
+            state["primaryEndpoints"] = {"blob": placeholder(f"{args.name}.blobEndpoint")}
+        if args.typ == "azure-native:monitor:AzureMonitorWorkspace":
+            state["metrics"] = {
+                "prometheusQueryEndpoint": placeholder("prometheusQueryEndpoint"),
+                "internalId": placeholder("internalId"),
+            }
         if args.typ == "azure-native:containerservice:ManagedCluster":
             state["oidcIssuerProfile"] = {**state.get("oidcIssuerProfile", {}), "issuerURL": placeholder("oidcIssuerURL")}
             state["fqdn"] = placeholder("fqdn")
@@ -129,6 +142,12 @@ class PlaceholderMocks(pulumi.runtime.Mocks):
             return {"kubeconfigs": [{"name": "clusterUser", "value": _PLACEHOLDER_KUBECONFIG}]}
         if token == "azure-native:authorization:getClientConfig":
             return {key: placeholder(key) for key in ("clientId", "objectId", "subscriptionId", "tenantId")}
+        if token == "azure-native:storage:getStorageAccount":
+            return {
+                "name": args.args.get("accountName"),
+                "id": placeholder("storageAccount.id"),
+                "primaryEndpoints": {"blob": placeholder("blobEndpoint")},
+            }
         if token == "azure-native:containerservice:getManagedCluster":
             return {
                 "name": args.args.get("resourceName"),

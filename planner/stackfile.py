@@ -9,6 +9,7 @@ from pathlib import Path
 
 import yaml
 
+from components.config import SECRET_KEYS
 from components.errors import ConfigError
 
 
@@ -20,6 +21,8 @@ class StackFile:
     path: Path
     config: dict[str, str]
     secret_keys: list[str]
+    placeholder_secrets: list[str]
+    """Secret keys the stack file lacks; the plan uses marked placeholders for them."""
 
 
 def find_project_dir(start: Path) -> Path:
@@ -66,4 +69,21 @@ def read_stack(project_dir: Path, stack: str) -> StackFile:
             config[full_key] = value
         else:
             config[full_key] = json.dumps(value)
-    return StackFile(project_dir, project, stack, path, config, secret_keys)
+    placeholders = add_secret_placeholders(project, config, secret_keys)
+    return StackFile(project_dir, project, stack, path, config, secret_keys, placeholders)
+
+
+def add_secret_placeholders(project: str, config: dict[str, str], secret_keys: list[str]) -> list[str]:
+    """Fill the program's secrets that the stack file lacks with marked placeholders; return their keys.
+
+    Secrets are set per environment with ``pulumi config set --secret``, not committed, so an
+    offline plan of a committed stack file would otherwise stop at the first ``require_secret``.
+    """
+    added = []
+    for key in SECRET_KEYS:
+        full_key = f"{project}:{key}"
+        if full_key not in config:
+            config[full_key] = f"<secret:{full_key}>"
+            secret_keys.append(full_key)
+            added.append(key)
+    return added

@@ -9,7 +9,7 @@ from components import DraDeviceClasses, GpuNodePool, QualificationGates, RdmaNe
 from components._base import ComponentInputError
 from components.qualification_gates import SCRIPTS
 from planner.render import kubernetes_object
-from tests.conftest import of_type, one, registered_before_error, run_components, run_stack, stack_config
+from tests.conftest import is_custom_resource, of_type, one, registered_before_error, run_components, run_stack, stack_config
 
 H100 = "Standard_ND96isr_H100_v5"
 AGENTPOOL = "kubernetes.azure.com/agentpool"
@@ -356,10 +356,12 @@ def test_every_prod_kubernetes_object_validates_strictly_against_1_34(prod_run):
         if not resource.is_kubernetes or resource.type.startswith("kubernetes:helm.sh/"):
             continue  # Helm releases are not API objects; their charts are validated upstream
         obj = kubernetes_object(resource)
+        if is_custom_resource(obj):
+            continue  # checked against their CRD shapes in test_custom_resources.py
         kubernetes_validate.validate(obj, "1.34", strict=True)
         validated.setdefault(obj["kind"], []).append(obj["metadata"]["name"])
     assert len(validated["Job"]) == 6
-    assert validated["ConfigMap"] == ["qualify-scripts-1"] and validated["Service"] == ["qualify-peers"]
+    assert validated["ConfigMap"] == ["qualify-scripts-1"] and "qualify-peers" in validated["Service"]
     assert sorted(validated["DeviceClass"]) == ["dranet.net", "gpu-h100-80gb"]
     assert sorted(validated["ResourceClaimTemplate"]) == [
         "gpu-1",

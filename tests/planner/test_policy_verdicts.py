@@ -9,7 +9,7 @@ from components.stack import build_stack
 from planner.analyzer import analyze
 from planner.cli import main
 from planner.engine import run_function
-from tests.conftest import PROJECT, REPO, STACKS, stack_config
+from tests.conftest import PROJECT, REPO, STACKS, secret_config, stack_config
 
 
 def project_keys(config: dict) -> dict:
@@ -27,6 +27,8 @@ def broken_dev_stack():
     config = project_keys(stack_config("dev"))
     config["cluster"]["node_os_upgrade_channel"] = "Unmanaged"
     config["gpu_pools"][0]["taints"] = []
+    # Without the model: its pods would (rightly) add a toleration finding caused by the same untainted pool.
+    config.pop("models", None)
     stack = build_stack(parse_stack_config(config))
     # GpuNodePool refuses RDMA on an NC size, so the broken pool is a raw AgentPool.
     containerservice.AgentPool(
@@ -54,7 +56,7 @@ def broken_dev_stack():
 
 
 def test_broken_copy_fails_with_exactly_the_four_mistakes():
-    run = run_function(broken_dev_stack, PROJECT, "broken")
+    run = run_function(broken_dev_stack, PROJECT, "broken", config=secret_config())
     mandatory = sorted((v.policy, v.message.split(":")[0]) for v in analyze(run) if v.mandatory)
     assert mandatory == [
         ("aks-node-os-upgrade-channel", "ManagedCluster aks-gpu-dev-aks"),
@@ -65,7 +67,7 @@ def test_broken_copy_fails_with_exactly_the_four_mistakes():
 
 
 def test_pack_config_reaches_the_rules_through_the_analyzer():
-    run = run_function(broken_dev_stack, PROJECT, "broken")
+    run = run_function(broken_dev_stack, PROJECT, "broken", config=secret_config())
     config = {
         "aks-node-os-upgrade-channel": {"enforcementLevel": "advisory"},
         "ipc-lock-without-privileged": {"enforcementLevel": "disabled"},

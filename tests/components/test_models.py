@@ -1,0 +1,415 @@
+"""Model facts and the memory-fit formula: the catalog rows, published reference points, refusals and
+suggestions, and properties that must hold for every model, size and setting.
+
+Reference points (tolerances stated per test):
+- vLLM 0.15.1 log, Llama-3.1-8B-Instruct bf16 on one A100 40GB, gpu_memory_utilization 0.9, eager:
+  "Model loading took 14.99 GiB", "Available KV cache memory: 19.28 GiB", "GPU KV cache size:
+  157,936 tokens".
+- KAITO's bytesPerToken: phi-4 204800, Phi-4-mini-instruct 131072.
+- vLLM PR #12569: Llama-3.1-70B w8a8 (fp8 weights) "Loading model weights took 67.7229 GB"
+  (vLLM printed GiB under the name GB).
+- vLLM #33155 / #23278: gpt-oss-120b on one H100 loads 64.38 GiB of weights and does not start at
+  its full 131072-token context with default settings.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from components import catalog, models
+from components.errors import validation_problems
+from components.models import GIB, ModelFactsArgs, fit, fit_on_memory, fit_options, get_model
+
+MODELS = models.models()
+LLAMA_8B = "meta-llama/Llama-3.1-8B-Instruct"
+LLAMA_70B = "meta-llama/Llama-3.1-70B-Instruct"
+A100_80_X1 = "Standard_NC24ads_A100_v4"
+A100_80_X4 = "Standard_NC96ads_A100_v4"
+H100_X8 = "Standard_ND96isr_H100_v5"
+
+# (hf_id, params_b, layers, kv_heads, head_dim, max_context) as researched for the brief.
+EXPECTED_FACTS = [
+    (LLAMA_8B, 8.03, 32, 8, 128, 131072),
+    (LLAMA_70B, 70.6, 80, 8, 128, 131072),
+    ("meta-llama/Llama-3.3-70B-Instruct", 70.6, 80, 8, 128, 131072),
+    ("mistralai/Mistral-7B-Instruct-v0.3", 7.25, 32, 8, 128, 32768),
+    ("mistralai/Mixtral-8x7B-Instruct-v0.1", 46.7, 32, 8, 128, 32768),
+    ("Qwen/Qwen2.5-7B-Instruct", 7.61, 28, 4, 128, 32768),
+    ("Qwen/Qwen2.5-72B-Instruct", 72.7, 80, 8, 128, 32768),
+    ("microsoft/phi-4", 14.7, 40, 10, 128, 16384),
+    ("microsoft/Phi-4-mini-instruct", 3.84, 32, 8, 128, 131072),
+    ("openai/gpt-oss-20b", 21.0, 24, 8, 64, 131072),
+    ("openai/gpt-oss-120b", 117.0, 36, 8, 64, 131072),
+    ("deepseek-ai/DeepSeek-R1-Distill-Llama-8B", 8.03, 32, 8, 128, 131072),
+    ("deepseek-ai/DeepSeek-R1-Distill-Qwen-32B", 32.8, 64, 8, 128, 131072),
+]
+
+
+# --- the catalog ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("hf_id, params_b, layers, kv_heads, head_dim, max_context", EXPECTED_FACTS)
+def test_catalog_rows_carry_the_researched_facts(hf_id, params_b, layers, kv_heads, head_dim, max_context):
+    facts = MODELS[hf_id]
+    assert (facts.params_b, facts.layers, facts.kv_heads, facts.head_dim, facts.max_context) == (
+        params_b,
+        layers,
+        kv_heads,
+        head_dim,
+        max_context,
+    )
+    assert facts.dtype == "bfloat16"
+    assert "config.json" in facts.source
+
+
+def test_every_row_is_sourced_and_moe_and_prequantized_rows_say_so():
+    for facts in MODELS.values():
+        assert facts.source and facts.source != "user-supplied"
+    assert MODELS["mistralai/Mixtral-8x7B-Instruct-v0.1"].active_params_b == 12.9
+    for hf_id, active, weights_gb, sliding_layers in [
+        ("openai/gpt-oss-20b", 3.6, 13.8, 12),
+        ("openai/gpt-oss-120b", 5.1, 69.1, 18),
+    ]:
+        facts = MODELS[hf_id]
+        assert (facts.active_params_b, facts.weights_gb, facts.sliding_window, facts.sliding_layers) == (
+            active,
+            weights_gb,
+            128,
+            sliding_layers,
+        )
+        assert "mxfp4" in facts.source.lower()
+
+
+def test_kaito_presets_are_the_published_names():
+    presets = {facts.kaito_preset: hf_id for hf_id, facts in MODELS.items() if facts.kaito_preset}
+    assert presets == {
+        "llama-3.1-8b-instruct": LLAMA_8B,
+        "phi-4": "microsoft/phi-4",
+        "phi-4-mini-instruct": "microsoft/Phi-4-mini-instruct",
+        "mistral-7b-instruct": "mistralai/Mistral-7B-Instruct-v0.3",
+        "deepseek-r1-distill-llama-8b": "deepseek-ai/DeepSeek-R1-Distill-Llama-8B",
+    }
+
+
+def test_lookup_by_id_any_case_or_kaito_preset():
+    assert get_model(LLAMA_8B) is MODELS[LLAMA_8B]
+    assert get_model("META-LLAMA/llama-3.1-8b-instruct") is MODELS[LLAMA_8B]
+    assert get_model("phi-4-mini-instruct") is MODELS["microsoft/Phi-4-mini-instruct"]
+
+
+def test_unknown_model_names_the_id_close_matches_and_custom_facts():
+    with pytest.raises(models.UnknownModelError) as raised:
+        get_model("llama-3.1-70b")
+    message = str(raised.value)
+    assert "'llama-3.1-70b' is not a model in the catalog" in message
+    assert "did you mean 'meta-llama/Llama-3.1-70B-Instruct'" in message
+    assert "ModelFactsArgs" in message and "config.json" in message
+    with pytest.raises(
+        models.UnknownModelError, match=r"'nobody/nothing' is not a model in the catalog \(components/models.json\)\. "
+    ):
+        get_model("nobody/nothing")
+
+
+def test_custom_facts_fit_like_catalog_rows():
+    custom = ModelFactsArgs(hf_id="me/llama-clone", params_b=8.03, layers=32, kv_heads=8, head_dim=128, max_context=131072)
+    assert custom.source == "user-supplied" and custom.attention_heads is None
+    mine, theirs = fit(custom, A100_80_X1, max_model_len=8192), fit(LLAMA_8B, A100_80_X1, max_model_len=8192)
+    assert (mine.weights_gib_per_gpu, mine.kv_tokens, mine.full_length_sequences) == (
+        theirs.weights_gib_per_gpu,
+        theirs.kv_tokens,
+        theirs.full_length_sequences,
+    )
+
+
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        ({"context": 4096}, "context"),
+        ({"sliding_layers": 40}, "sliding_layers"),
+        ({"sliding_layers": 4}, "sliding_window"),
+        ({"sliding_window": 4096}, "sliding_layers"),
+        ({"active_params_b": 9.0}, "active_params_b"),
+        ({"attention_heads": 12}, "attention_heads"),
+        ({"kv_heads": 0}, "kv_heads"),
+        ({"dtype": "float32"}, "dtype"),
+    ],
+)
+def test_model_facts_args_name_the_bad_field(change, field):
+    values = dict(hf_id="me/m", params_b=8.0, layers=32, kv_heads=8, head_dim=128, max_context=8192) | change
+    with pytest.raises(ValidationError) as raised:
+        ModelFactsArgs(**values)
+    assert any(problem.startswith(field) for problem in validation_problems(raised.value)), validation_problems(raised.value)
+
+
+# --- reference points ----------------------------------------------------------------------------
+
+
+def test_weights_match_vllm_log_for_llama_8b_within_3_percent():
+    weights = fit(LLAMA_8B, A100_80_X1).weights_gib_per_gpu
+    assert weights == pytest.approx(14.99, rel=0.03)
+    assert abs(weights / 14.99 - 1) < 0.003, "actually within 0.3% (14.957 GiB)"
+
+
+@pytest.mark.parametrize(
+    "hf_id, bytes_per_token",
+    [
+        (LLAMA_8B, 131072),
+        ("microsoft/phi-4", 204800),  # KAITO bytesPerToken
+        ("microsoft/Phi-4-mini-instruct", 131072),  # KAITO bytesPerToken
+        ("deepseek-ai/DeepSeek-R1-Distill-Llama-8B", 131072),
+    ],
+)
+def test_kv_bytes_per_token_exact(hf_id, bytes_per_token):
+    assert MODELS[hf_id].kv_bytes_per_token() == bytes_per_token
+    assert fit_on_memory(hf_id, 80).kv_bytes_per_token_per_gpu == bytes_per_token
+
+
+def test_kv_tokens_from_vllm_kv_memory_within_1_percent():
+    # vLLM: "Available KV cache memory: 19.28 GiB" -> "GPU KV cache size: 157,936 tokens".
+    tokens = 19.28 * GIB / MODELS[LLAMA_8B].kv_bytes_per_token()
+    assert tokens == pytest.approx(157_936, rel=0.01)
+
+
+def test_fp8_weights_match_vllm_pr_12569_within_5_percent():
+    # fp8 quantizers keep embeddings and lm_head in bf16 (~2.1e9 extra bytes): the formula is ~2.9% low.
+    weights = fit(LLAMA_70B, H100_X8, dtype="fp8").weights_gib_per_gpu
+    assert weights == pytest.approx(67.7229, rel=0.05)
+    assert weights < 67.7229
+
+
+def test_overhead_constant_covers_vllm_llama_8b_log():
+    # A100-SXM4-40GB reports 39.59 GiB; 0.9 of it minus weights and KV left 1.36 GiB for everything else
+    # (eager mode: no CUDA graphs). The constant must cover that, and the KV budget must land within 5%
+    # below vLLM's (never above) when the formula is given the memory the device reports.
+    device_gb = 39.59 * GIB / 1e9
+    residual = 39.59 * 0.9 - 14.99 - 19.28
+    assert residual == pytest.approx(1.36, abs=0.01) and residual <= models.RUNTIME_OVERHEAD_GIB
+    on_device = fit_on_memory(LLAMA_8B, device_gb, max_model_len=131072)
+    assert 19.28 * 0.95 <= on_device.kv_budget_gib_per_gpu <= 19.28
+    # With the catalog's 40 GB (1e9 bytes) the estimate is more conservative still.
+    in_catalog = fit(LLAMA_8B, "Standard_ND96asr_v4", max_model_len=131072)
+    assert in_catalog.kv_budget_gib_per_gpu < on_device.kv_budget_gib_per_gpu
+
+
+def test_gpt_oss_120b_on_one_h100_matches_vllm_reports():
+    result = fit("openai/gpt-oss-120b", H100_X8)
+    assert result.weights_gib_per_gpu == pytest.approx(64.38, rel=0.01)  # vllm#33155
+    assert not result.fits and result.problem_kind == "kv"  # vllm#23278: not at 131072 with defaults
+    shorter = [s for s in result.suggestions if s.kind == "max_model_len"]
+    assert shorter and fit("openai/gpt-oss-120b", H100_X8, max_model_len=shorter[0].value).fits
+    assert fit("openai/gpt-oss-120b", H100_X8, max_model_len=16384).fits
+
+
+# --- refusals, warnings and suggestions ---------------------------------------------------------
+
+
+def test_llama_8b_fits_one_a100_80gb_at_8k():
+    result = fit(LLAMA_8B, A100_80_X1, max_model_len=8192)
+    assert result.fits and result.warning is None and result.suggestions == ()
+    assert result.full_length_sequences >= 4 and result.kv_tokens >= result.full_length_sequences * 8192
+    assert result.price_usd_per_hour == catalog.get_sku(A100_80_X1).price_usd_per_hour
+
+
+def test_llama_8b_at_full_context_warns_about_few_sequences():
+    result = fit(LLAMA_8B, A100_80_X1)
+    assert result.fits and result.max_model_len == 131072
+    assert result.full_length_sequences == 3 and "only 3 sequence(s) of 131072 tokens" in result.warning
+    assert fit(LLAMA_8B, A100_80_X1, warn_below_sequences=3).warning is None
+
+
+def test_llama_70b_bf16_does_not_fit_one_a100_80gb_and_suggests_tp_or_fp8():
+    result = fit(LLAMA_70B, A100_80_X4)
+    assert not result.fits and result.problem_kind == "weights"
+    assert "exceed the 67.1 GiB budget per GPU" in result.problem
+    kinds = {(s.kind, s.value) for s in result.suggestions}
+    assert kinds & {("tp", 2), ("tp", 4), ("dtype", "fp8")}
+    for suggestion in result.suggestions:
+        if suggestion.kind == "tp":
+            assert fit(LLAMA_70B, A100_80_X4, suggestion.value).fits
+            assert not fit(LLAMA_70B, A100_80_X4, suggestion.value // 2).fits, "the smallest tp that fits"
+
+
+def test_a_single_gpu_size_suggests_a_bigger_size_the_cheapest_that_fits():
+    result = fit(LLAMA_70B, A100_80_X1)
+    assert not result.fits
+    (bigger,) = [s for s in result.suggestions if s.kind == "vm_size"]
+    assert bigger.value == fit_options(LLAMA_70B)[0].vm_size
+    assert not any(s.kind == "tp" for s in result.suggestions), "one GPU: no tp to add"
+
+
+def test_fp8_kv_cache_and_shorter_context_are_suggested_when_the_kv_cache_is_short():
+    result = fit(LLAMA_8B, A100_80_X1, gpu_memory_utilization=0.42)
+    assert not result.fits and result.problem_kind == "kv"
+    by_kind = {s.kind: s.value for s in result.suggestions}
+    assert by_kind["kv_cache_dtype"] == "fp8"
+    assert fit(LLAMA_8B, A100_80_X1, gpu_memory_utilization=0.42, kv_cache_dtype="fp8").fits
+    length = by_kind["max_model_len"]
+    assert length % 1024 == 0
+    assert fit(LLAMA_8B, A100_80_X1, gpu_memory_utilization=0.42, max_model_len=length).fits
+    assert not fit(LLAMA_8B, A100_80_X1, gpu_memory_utilization=0.42, max_model_len=length + 1024).fits, "the largest"
+
+
+def test_context_beyond_the_model_maximum_is_refused():
+    result = fit("microsoft/phi-4", A100_80_X1, max_model_len=32768)
+    assert not result.fits and result.problem_kind == "context"
+    assert result.problem == "max_model_len 32768 exceeds the model's maximum context of 16384 tokens"
+    assert [(s.kind, s.value) for s in result.suggestions] == [("max_model_len", 16384)]
+
+
+@pytest.mark.parametrize(
+    "hf_id, vm_size, tp, why",
+    [
+        ("Qwen/Qwen2.5-7B-Instruct", "Standard_ND96asr_v4", 8, "does not divide the 28 attention heads"),
+        ("microsoft/phi-4", "Standard_NC96ads_A100_v4", 4, "does not divide the 10 KV heads"),
+    ],
+)
+def test_tp_must_divide_the_heads(hf_id, vm_size, tp, why):
+    result = fit(hf_id, vm_size, tp)
+    assert not result.fits and result.problem_kind == "tp" and why in result.problem
+    same_vm = [s for s in result.suggestions if s.kind == "tp"]
+    assert same_vm and MODELS[hf_id].tp_problem(same_vm[0].value) is None
+
+
+def test_kv_heads_are_replicated_when_tp_exceeds_them():
+    qwen = MODELS["Qwen/Qwen2.5-7B-Instruct"]  # 4 KV heads, 28 attention heads
+    assert [qwen.kv_heads_per_gpu(tp) for tp in (1, 2, 4, 28)] == [4, 2, 1, 1]
+    assert qwen.tp_problem(28) is None
+    assert "not a multiple of the 4 KV heads" in qwen.tp_problem(14)
+    assert "does not divide the 28 attention heads" in qwen.tp_problem(8)
+    assert fit_on_memory(qwen, 80, 4).kv_bytes_per_token_per_gpu == fit_on_memory(qwen, 80, 28).kv_bytes_per_token_per_gpu
+
+
+@pytest.mark.parametrize(
+    "vm_size, tp, mig_profile, why",
+    [
+        (A100_80_X1, 2, None, "tp 2 needs 2 GPUs on one node; Standard_NC24ads_A100_v4 has 1"),
+        (A100_80_X4, 2, "MIG3g", "a MIG slice serves tp 1 only"),
+        ("Standard_NC6s_v3", 1, None, "Standard_NC6s_v3 is retired (2025-09-30)"),
+    ],
+)
+def test_vm_level_refusals(vm_size, tp, mig_profile, why):
+    result = fit(LLAMA_8B, vm_size, tp, mig_profile=mig_profile, max_model_len=8192)
+    assert not result.fits and result.problem_kind == "vm" and why in result.problem
+    assert result.suggestions, "a size or setting that works is offered"
+
+
+def test_mig_slice_uses_the_slice_memory():
+    assert models.mig_slice_gb("1g.10gb") == 10 and models.mig_slice_gb("3g.47gb") == 47
+    small = fit(LLAMA_8B, A100_80_X1, mig_profile="MIG2g", max_model_len=8192)
+    assert small.gpu == "A100-80GB MIG 2g.20gb" and small.gpu_memory_gib == pytest.approx(20e9 / GIB)
+    assert small.replicas_per_vm == 3 and small.gpu_share == pytest.approx(1 / 3)
+    assert not small.fits and small.problem_kind == "weights"
+    assert (small.suggestions[0].kind, small.suggestions[0].value) == ("mig_profile", "MIG3g")
+    assert fit(LLAMA_8B, A100_80_X1, mig_profile="MIG3g", max_model_len=8192).fits
+    with pytest.raises(ValueError, match="does not support MIG"):
+        fit(LLAMA_8B, "Standard_NC4as_T4_v3", mig_profile="MIG1g")
+
+
+def test_sliding_window_layers_hold_at_most_the_window():
+    oss = MODELS["openai/gpt-oss-20b"]
+    per_layer = 2 * 8 * 64 * 2
+    assert models.sequence_bytes(oss, 131072) == per_layer * (12 * 131072 + 12 * 128)
+    assert models.sequence_bytes(oss, 100) == per_layer * 24 * 100
+    assert oss.kv_bytes_per_token() == per_layer * 24
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"tp": 0}, {"gpu_memory_utilization": 0}, {"gpu_memory_utilization": 1.2}, {"dtype": "fp4"}, {"kv_cache_dtype": "int8"}],
+)
+def test_bad_arguments_raise(kwargs):
+    with pytest.raises(ValueError):
+        fit(LLAMA_8B, A100_80_X1, **kwargs)
+
+
+# --- fit_options ---------------------------------------------------------------------------------
+
+
+def test_fit_options_lists_every_current_size_that_serves_the_model_cheapest_first():
+    options = fit_options(LLAMA_8B, 8192)
+    assert options and all(o.fits for o in options)
+    prices = [o.price_usd_per_hour for o in options]
+    priced = [p for p in prices if p is not None]
+    assert priced == sorted(priced) and prices[: len(priced)] == priced, "unpriced last"
+    assert not {o.vm_size for o in options} & {n for n, s in catalog.skus().items() if s.retired}
+    assert all(o.tp <= catalog.get_sku(o.vm_size).gpus for o in options)
+    assert {o.tp for o in options} == {1, 2, 4, 8}
+    assert any(o.mig_profile for o in options) and any(o.gpu.startswith("MI300X") for o in options)
+    first = options[0]
+    assert (first.vm_size, first.mig_profile) == (A100_80_X1, "MIG3g"), "a smaller share of the same VM first"
+    for a, b in itertools.pairwise(options):
+        if a.price_usd_per_hour == b.price_usd_per_hour:
+            assert a.gpu_share <= b.gpu_share
+
+
+def test_fit_options_uses_vgpu_memory_per_vm():
+    options = {o.vm_size for o in fit_options("microsoft/Phi-4-mini-instruct", 4096)}
+    assert "Standard_NV18ads_A10_v5" in options  # 12 GB of a vGPU
+    assert not options & {"Standard_NV6ads_A10_v5", "Standard_NV12ads_A10_v5"}
+
+
+def test_fit_options_all_includes_the_refused_with_reasons():
+    every = fit_options(LLAMA_70B, fitting_only=False)
+    assert any(not o.fits and o.problem for o in every) and any(o.fits for o in every)
+
+
+# --- properties ----------------------------------------------------------------------------------
+
+CATALOG_MODELS = sorted(MODELS)
+SIZES = catalog.current_sizes()
+custom_models = st.builds(
+    ModelFactsArgs,
+    hf_id=st.just("me/custom"),
+    params_b=st.floats(0.1, 500),
+    layers=st.integers(1, 128),
+    kv_heads=st.sampled_from([1, 2, 4, 8, 16, 32]),
+    head_dim=st.sampled_from([64, 80, 128, 256]),
+    max_context=st.integers(1024, 262144),
+)
+any_model = st.one_of(st.sampled_from(CATALOG_MODELS).map(MODELS.get), custom_models)
+
+
+@settings(max_examples=200, deadline=None)
+@given(any_model, st.sampled_from(SIZES), st.sampled_from([1, 2, 4, 8]), st.integers(1, 262144), st.integers(1, 262144))
+def test_more_context_never_increases_full_sequences_and_kv_capacity_ignores_context(model, vm_size, tp, a, b):
+    short, long_ = sorted((min(a, model.max_context), min(b, model.max_context)))
+    at_short = fit(model, vm_size, tp, max_model_len=short, suggest=False)
+    at_long = fit(model, vm_size, tp, max_model_len=long_, suggest=False)
+    assert at_long.full_length_sequences <= at_short.full_length_sequences
+    assert at_long.kv_tokens == at_short.kv_tokens
+
+
+@settings(max_examples=200, deadline=None)
+@given(any_model, st.floats(4, 300), st.sampled_from(models.WEIGHT_DTYPES))
+def test_more_tp_never_increases_weights_per_gpu(model, memory_gb, dtype):
+    weights = [fit_on_memory(model, memory_gb, tp, dtype=dtype).weights_gib_per_gpu for tp in (1, 2, 4, 8)]
+    assert weights == sorted(weights, reverse=True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(any_model, st.floats(4, 300), st.sampled_from([1, 2, 4, 8]), st.integers(1, 131072))
+def test_fp8_never_uses_more_memory_than_bf16(model, memory_gb, tp, length):
+    bf16 = fit_on_memory(model, memory_gb, tp, dtype="bfloat16", max_model_len=length)
+    fp8 = fit_on_memory(model, memory_gb, tp, dtype="fp8", kv_cache_dtype="fp8", max_model_len=length)
+    assert fp8.weights_gib_per_gpu <= bf16.weights_gib_per_gpu
+    assert fp8.kv_bytes_per_token_per_gpu <= bf16.kv_bytes_per_token_per_gpu
+    assert fp8.kv_tokens >= bf16.kv_tokens and fp8.full_length_sequences >= bf16.full_length_sequences
+    assert fp8.fits or not bf16.fits
+
+
+@settings(max_examples=200, deadline=None)
+@given(any_model, st.floats(4, 300), st.sampled_from([1, 2, 4, 8]), st.integers(1, 262144))
+def test_the_numbers_add_up(model, memory_gb, tp, length):
+    result = fit_on_memory(model, memory_gb, tp, max_model_len=length)
+    total = result.weights_gib_per_gpu + result.overhead_gib + result.kv_budget_gib_per_gpu
+    assert math.isclose(total, result.budget_gib_per_gpu, rel_tol=1e-9)
+    if result.fits:
+        used = result.full_length_sequences * models.sequence_bytes(model, result.max_model_len, tp)
+        one_more = models.sequence_bytes(model, result.max_model_len, tp)
+        assert used <= result.kv_budget_gib_per_gpu * GIB < used + one_more
