@@ -198,3 +198,19 @@ def _serve_models(config: StackConfig, stack: Stack, group_name: pulumi.Input[st
             opts=pulumi.ResourceOptions(depends_on=depends + [r for r in (stack.dra, stack.rdma) if r]),
         )
     pulumi.export("model_endpoints", {name: service.endpoint for name, service in stack.models.items()})
+    pulumi.export(
+        "model_fits",
+        {
+            name: {
+                "model": service.fit.model,
+                "vm_size": service.fit.vm_size,
+                "gpu": service.fit.gpu,
+                "tp": service.fit.tp,
+                "max_model_len": service.fit.max_model_len,
+                "weights_gib_per_gpu": round(service.fit.weights_gib_per_gpu, 2),
+                "kv_tokens": service.fit.kv_tokens,
+                "full_length_sequences": service.fit.full_length_sequences,
+            }
+            for name, service in stack.models.items()
+        },
+    )

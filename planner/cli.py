@@ -82,6 +82,28 @@ def cmd_plan(args: argparse.Namespace) -> int:
     print(report.gpu_pools(run), end="\n\n")
     print("Monthly cost estimate")
     print(report.cost_estimate(run), end="\n\n")
+    fits = render.plain(run.outputs.get("model_fits") or {})
+    if fits:
+        endpoints = run.outputs.get("model_endpoints") or {}
+        print("Models (vLLM memory fit per GPU, see `aks-gpu fit`)")
+        rows = [
+            [
+                name,
+                f["model"],
+                f["gpu"],
+                f["tp"],
+                f["max_model_len"],
+                f"{f['weights_gib_per_gpu']:.1f} GiB",
+                f["kv_tokens"],
+                f["full_length_sequences"],
+                endpoints.get(name, ""),
+            ]
+            for name, f in sorted(fits.items())
+        ]
+        print(
+            table(["name", "model", "gpu", "tp", "context", "weights/gpu", "kv tokens", "full seqs", "endpoint"], rows),
+            end="\n\n",
+        )
     claim_verdicts = claims.check(run)
     (out_dir / "claims.json").write_text(json.dumps([v.__dict__ for v in claim_verdicts], indent=2) + "\n")
     unsatisfiable = [v for v in claim_verdicts if not v.satisfiable]
