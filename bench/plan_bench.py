@@ -14,6 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from components._base import PACKAGE
 from planner import engine, stackfile
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,28 +38,52 @@ def sixteen_pools() -> list[dict]:
     return pools
 
 
+def sixteen_pool_config(project: str, config: dict[str, str]) -> dict[str, str]:
+    """The dev config with the sixteen generated pools; each model moves to the first pool of its dev pool's size."""
+    pools = sixteen_pools()
+    result = {**config, f"{project}:gpu_pools": json.dumps(pools)}
+    models_key = f"{project}:models"
+    if models_key in config:
+        dev_sizes = {p["name"]: p["vm_size"] for p in json.loads(config.get(f"{project}:gpu_pools", "[]"))}
+        first_of_size: dict[str, str] = {}
+        for pool in pools:
+            first_of_size.setdefault(pool["vm_size"], pool["name"])
+        models = [
+            {**m, "pool": first_of_size.get(dev_sizes.get(m["pool"], ""), pools[0]["name"])}
+            for m in json.loads(config[models_key])
+        ]
+        result[models_key] = json.dumps(models)
+    return result
+
+
 def _ref(urn: str) -> str:
     """``type::name`` of a URN, without the parent chain (which differs between the two programs)."""
     parts = urn.split("::")
     return f"{parts[2].split('$')[-1]}::{parts[3]}"
 
 
-def custom_resources(run: engine.ProgramRun) -> dict[str, str]:
-    """Custom resources by ``type::name``: inputs and options, canonical JSON."""
+def raw_resources(run: engine.ProgramRun) -> dict[str, str]:
+    """Every resource but the library's own components, by ``type::name``: inputs and options, canonical JSON.
+
+    Custom resources plus remote components such as Helm charts; references to other resources
+    (``dependsOn``, ``provider``) as ``type::name``, since the parent chain differs between the programs.
+    """
     result = {}
     for r in run.resources:
-        if r.custom:
+        if r.custom or not r.type.startswith(f"{PACKAGE}:"):
             options = {**r.options, "dependsOn": sorted(_ref(d) for d in r.options.get("dependsOn", []))}
+            if "provider" in options:
+                options["provider"] = _ref(options["provider"])
             result[f"{r.type}::{r.name}"] = json.dumps({"inputs": r.inputs, "options": options}, sort_keys=True)
     return result
 
 
 def check_same(label: str, component: engine.ProgramRun, baseline: engine.ProgramRun) -> None:
-    ours, theirs = custom_resources(component), custom_resources(baseline)
-    components = sum(not r.custom for r in component.resources)
+    ours, theirs = raw_resources(component), raw_resources(baseline)
+    components = len(component.resources) - len(ours)
     differ = sorted(k for k in ours.keys() | theirs.keys() if ours.get(k) != theirs.get(k))
     print(
-        f"check {label}: custom resources component {len(ours)} (+{components} components), baseline {len(theirs)}; "
+        f"check {label}: raw resources component {len(ours)} (+{components} components), baseline {len(theirs)}; "
         f"same types, names, inputs and options: {'yes' if not differ else 'NO'}"
     )
     if differ:
@@ -102,16 +127,16 @@ def main() -> None:
     parser.add_argument("--cold", type=int, default=3, help="cold-start process pairs for the dev stack (default 3; 0 skips)")
     args = parser.parse_args()
 
-    stack = stackfile.read_stack(ROOT, "dev")
-    scenarios = {
-        "dev": stack.config,
-        "16 pools": {**stack.config, f"{stack.project}:gpu_pools": json.dumps(sixteen_pools())},
-    }
+    stack = stackfile.read_stack(ROOT, "dev")  # secrets the stack file lacks are filled with placeholders
+    scenarios = {"dev": stack.config, "16 pools": sixteen_pool_config(stack.project, stack.config)}
     rows = []
-    for label, config in scenarios.items():
+    for label, scenario in scenarios.items():
+        # Both programs get the same config and secret keys; the placeholders are what `aks-gpu plan` uses too.
+        config, secret_keys = dict(scenario), list(stack.secret_keys)
+        stackfile.add_secret_placeholders(stack.project, config, secret_keys)
 
-        def run(main: str, config: dict[str, str] = config) -> engine.ProgramRun:
-            return engine.run_program(ROOT, stack.project, stack.stack, config, stack.secret_keys, main=main)
+        def run(main: str, config: dict[str, str] = config, secret_keys: list[str] = secret_keys) -> engine.ProgramRun:
+            return engine.run_program(ROOT, stack.project, stack.stack, config, secret_keys, main=main)
 
         check_same(label, run("__main__.py"), run(BASELINE))  # also the warm-up of both sides
         component, baseline = [], []

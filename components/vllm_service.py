@@ -255,7 +255,8 @@ class VllmService(pulumi.ComponentResource):
         args = validate_args(VllmServiceArgs, args, "VllmService", name)
         facts = self._check(name, args, pool, model_store, identity, hf_token, dra, rdma, monitoring)
         super().__init__(f"{PACKAGE}:index:VllmService", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self, provider=provider)
+        # Children do not inherit the component's depends_on (namespace, Blob read grant): pass it on.
+        child = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=opts.depends_on if opts else None)
         self.service_name = args.name
         self.service_account = args.name
         self.endpoint = f"http://{args.name}.{args.namespace}.svc.cluster.local:{PORT}/v1"
