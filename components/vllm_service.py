@@ -75,6 +75,19 @@ class ScalingMonitor:
     keda_client_id: pulumi.Input[str]
 
 
+class ActiveHours(StrictModel):
+    """When a scale-to-zero service must be up: a KEDA cron window (crontab start and end)."""
+
+    start: str = Field(pattern=r"^\S+( \S+){4}$")
+    """Crontab expression that opens the window, e.g. ``0 8 * * 1-5``. Required."""
+
+    end: str = Field(pattern=r"^\S+( \S+){4}$")
+    """Crontab expression that closes it, e.g. ``0 20 * * 1-5``. Required."""
+
+    timezone: str = "UTC"
+    """IANA time zone of the expressions. Default ``UTC``."""
+
+
 class AutoscalingArgs(StrictModel):
     """KEDA scaling on queued requests (``vllm:num_requests_waiting``) from Azure managed Prometheus."""
 
@@ -89,12 +102,23 @@ class AutoscalingArgs(StrictModel):
 
     scale_to_zero: bool = False
     """Allow zero replicas when idle. Default False: the first request after idle waits for a GPU node
-    and a model load. Opt in for dev or batch endpoints."""
+    and a model load. Opt in for dev or batch endpoints; needs ``active_hours``."""
+
+    active_hours: ActiveHours | None = None
+    """Window in which at least ``max(1, min_replicas)`` replicas run (KEDA cron trigger). Required with
+    ``scale_to_zero``: at zero replicas vLLM publishes no queue metric, so the queue alone can never
+    wake the service. Default None."""
 
     @model_validator(mode="after")
     def _check(self) -> AutoscalingArgs:
         if self.min_replicas == 0 and not self.scale_to_zero:
             raise FieldProblem("min_replicas", 0, "zero replicas means scale to zero; set scale_to_zero: true to opt in")
+        if self.scale_to_zero and self.active_hours is None:
+            raise FieldProblem(
+                "active_hours",
+                None,
+                "scale to zero needs a wake-up window: an idle vLLM has no pods, so no queue metric to scale on",
+            )
         if self.min_replicas > self.max_replicas:
             raise FieldProblem("min_replicas", self.min_replicas, f"must be at most max_replicas ({self.max_replicas})")
         return self
@@ -342,7 +366,13 @@ class VllmService(pulumi.ComponentResource):
             # Azure managed Prometheus scrapes azmonitoring.coreos.com PodMonitors (named ports only).
             spec={
                 "selector": {"matchLabels": labels},
+                # Carries the instance label onto every series, so queries can tell services apart.
+                "podTargetLabels": [INSTANCE_LABEL],
                 "podMetricsEndpoints": [{"port": "http", "path": "/metrics", "interval": "30s"}],
+                # Microsoft's recommended limits, so no series is dropped in ingestion.
+                "labelLimit": 63,
+                "labelNameLengthLimit": 511,
+                "labelValueLengthLimit": 1023,
             },
             opts=child,
         )
@@ -390,14 +420,14 @@ class VllmService(pulumi.ComponentResource):
         if not mig and gpus > pool.sku.gpus:
             fail("VllmService", name, "tensor_parallel_size", gpus, f"{pool.sku.name} has {pool.sku.gpus} GPUs per node")
         if args.gpu_access == "dra":
-            if dra is None or f"gpu-{gpus}" not in dra.templates:
-                fail(
-                    "VllmService",
-                    name,
-                    "gpu_access",
-                    "dra",
-                    f"needs DraDeviceClasses with a gpu-{gpus} claim template (add {gpus} to dra.gpu_counts)",
+            template = _dra_template(pool, gpus)
+            if dra is None or template not in dra.templates:
+                problem = (
+                    f"needs the claim template {template!r}: give DraDeviceClasses serving this MIG pool"
+                    if mig
+                    else f"needs DraDeviceClasses with a gpu-{gpus} claim template (add {gpus} to dra.gpu_counts)"
                 )
+                fail("VllmService", name, "gpu_access", "dra", problem)
             if dra.namespace != args.namespace:
                 fail(
                     "VllmService",
@@ -460,7 +490,8 @@ class VllmService(pulumi.ComponentResource):
     @staticmethod
     def _load_seconds(args: VllmServiceArgs, facts: models.ModelFactsArgs) -> int:
         rate = BLOB_STREAM_GBPS if args.source == "blob" else HUB_GBPS
-        return int(facts.weight_bytes(args.dtype) / 1e9 / rate) + WARMUP_SECONDS
+        # The whole checkpoint streams even with dtype fp8: vLLM quantizes after loading.
+        return int(facts.weight_bytes("auto") / 1e9 / rate) + WARMUP_SECONDS
 
     def _vllm_args(self, args: VllmServiceArgs, facts: models.ModelFactsArgs, model_store, role: str) -> list[str]:
         port = DECODE_ENGINE_PORT if role == "decode" else PORT
@@ -513,7 +544,7 @@ class VllmService(pulumi.ComponentResource):
         resources: dict = {"requests": {"cpu": args.cpu, "memory": args.memory}, "limits": {"memory": args.memory}}
         claims: dict[str, str] = {}
         if args.gpu_access == "dra":
-            claims["gpus"] = f"gpu-{args.tensor_parallel_size}"
+            claims["gpus"] = _dra_template(pool, args.tensor_parallel_size)
             resources["claims"] = [{"name": "gpus"}]
         else:
             resources["requests"][pool.gpu_resource_name] = args.tensor_parallel_size
@@ -641,7 +672,31 @@ class VllmService(pulumi.ComponentResource):
             spec={"podIdentity": {"provider": "azure-workload", "identityId": monitoring.keda_client_id}},
             opts=opts,
         )
-        query = f'sum(vllm:num_requests_waiting{{namespace="{args.namespace}",pod=~"{args.name}-.*"}})'
+        query = f'sum(vllm:num_requests_waiting{{namespace="{args.namespace}",app_kubernetes_io_instance="{args.name}"}})'
+        triggers: list[dict] = [
+            {
+                "type": "prometheus",
+                "metadata": {
+                    "serverAddress": monitoring.query_endpoint,
+                    "query": query,
+                    "threshold": str(scaling.waiting_requests_target),
+                },
+                "authenticationRef": {"name": f"{args.name}-prometheus"},
+            }
+        ]
+        if scaling.active_hours:
+            hours = scaling.active_hours
+            triggers.append(
+                {
+                    "type": "cron",
+                    "metadata": {
+                        "timezone": hours.timezone,
+                        "start": hours.start,
+                        "end": hours.end,
+                        "desiredReplicas": str(max(1, scaling.min_replicas)),
+                    },
+                }
+            )
         k8s.apiextensions.CustomResource(
             f"{name}-scaler",
             api_version="keda.sh/v1alpha1",
@@ -651,19 +706,11 @@ class VllmService(pulumi.ComponentResource):
                 "scaleTargetRef": {"name": args.name},
                 "minReplicaCount": scaling.min_replicas,
                 "maxReplicaCount": scaling.max_replicas,
-                # Model loads take minutes: scale in slowly so a brief lull does not drop warm replicas.
+                # Idle time before scaling to zero (KEDA applies cooldownPeriod only to that step).
                 "cooldownPeriod": 600,
-                "triggers": [
-                    {
-                        "type": "prometheus",
-                        "metadata": {
-                            "serverAddress": monitoring.query_endpoint,
-                            "query": query,
-                            "threshold": str(scaling.waiting_requests_target),
-                        },
-                        "authenticationRef": {"name": f"{args.name}-prometheus"},
-                    }
-                ],
+                # Model loads take minutes: scale in slowly so a brief lull does not drop warm replicas.
+                "advanced": {"horizontalPodAutoscalerConfig": {"behavior": {"scaleDown": {"stabilizationWindowSeconds": 600}}}},
+                "triggers": triggers,
             },
             opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[auth, deployment])),
         )
@@ -673,3 +720,11 @@ def _streamer_concurrency(facts: models.ModelFactsArgs) -> int:
     """More parallel reads for bigger checkpoints: 16 up to ~16 GB, up to 64 for 70B-class models."""
     gigabytes = facts.weight_bytes("auto") / 1e9
     return int(min(64, max(16, 2 ** math.ceil(math.log2(max(gigabytes, 1))))))
+
+
+def _dra_template(pool: GpuNodePool, gpus: int) -> str:
+    """The DraDeviceClasses claim template for ``gpus`` GPUs, or for one slice on a MIG pool."""
+    if pool.gpu_resource_name.startswith("nvidia.com/mig-"):
+        profile = pool.gpu_resource_name.removeprefix("nvidia.com/mig-")
+        return f"{pool.pool_name}-mig-{profile.replace('.', '-')}"
+    return f"gpu-{gpus}"

@@ -1,0 +1,721 @@
+"""The custom resources the stacks render, checked against models of their CRDs.
+
+kubernetes-validate has no schema for custom resources, and the API server only rejects unknown
+fields of a CRD with structural pruning at apply time, so a misspelled field would otherwise pass
+every offline check and be dropped silently on the cluster. Each model below is written from the
+field names in its upstream source (cited per class), forbids unknown keys at every level it models,
+and refuses JSON types the CRD refuses (strict: no "5" for 5, no 5 for "5"). Levels the project never
+renders are typed as plain mappings and say so.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import zoneinfo
+from typing import Annotated, Any, Literal
+
+import pytest
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from components.kaito_workspace import KaitoWorkspaceArgs
+from planner.render import kubernetes_object
+from tests.conftest import CUSTOM_RESOURCE_GROUPS, STACKS, is_custom_resource, run_stack, stack_config
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+NonNegative = Annotated[int, Field(ge=0)]
+Unmodelled = dict[str, Any]
+"""A level the project does not render; typed only as a mapping."""
+
+
+class ObjectMeta(Strict):
+    """The metadata the project sets on custom resources (Kubernetes ObjectMeta, the fields it uses)."""
+
+    name: str = Field(pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$", max_length=253)
+    namespace: str | None = Field(None, pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)
+    labels: dict[str, str] | None = None
+    annotations: dict[str, str] | None = None
+
+
+class LabelSelectorRequirement(Strict):
+    key: str
+    operator: Literal["In", "NotIn", "Exists", "DoesNotExist"]
+    values: list[str] | None = None
+
+
+class LabelSelector(Strict):
+    """metav1.LabelSelector, as both the PodMonitor CRD and KAITO's ResourceSpec use it."""
+
+    matchLabels: dict[str, str] | None = None
+    matchExpressions: list[LabelSelectorRequirement] | None = None
+
+
+# ---- KEDA (keda.sh/v1alpha1) --------------------------------------------------------------------
+# Source: KEDA docs, "ScaledObject specification" (keda.sh/docs/2.17/reference/scaledobject-spec/,
+# kedacore/keda-docs content/docs/2.17/reference/scaledobject-spec.md) and the types it names,
+# kedacore/keda apis/keda/v1alpha1/scaledobject_types.go and scaletriggers_types.go.
+
+
+class ScaleTargetRef(Strict):
+    name: str
+    apiVersion: str | None = None
+    kind: str | None = None
+    envSourceContainerName: str | None = None
+
+
+class AuthenticationRef(Strict):
+    name: str
+    kind: Literal["TriggerAuthentication", "ClusterTriggerAuthentication"] | None = None
+
+
+class PrometheusTriggerMetadata(Strict):
+    """Source: KEDA docs, "Prometheus" scaler (keda-docs content/docs/2.17/scalers/prometheus.md). Every value is a string."""
+
+    serverAddress: str
+    query: str
+    threshold: str
+    activationThreshold: str | None = None
+    namespace: str | None = None
+    customHeaders: str | None = None
+    ignoreNullValues: Literal["true", "false"] | None = None
+    queryParameters: str | None = None
+    unsafeSsl: Literal["true", "false"] | None = None
+    authModes: str | None = None
+
+    @field_validator("threshold", "activationThreshold")
+    @classmethod
+    def _number(cls, value: str | None) -> str | None:
+        if value is not None:
+            float(value)  # "This value can be a float"
+        return value
+
+
+Crontab = Annotated[str, Field(pattern=r"^\S+( \S+){4}$")]
+"""'Linux format cron' (Minute Hour Dom Month Dow), five fields, as the cron scaler's docs require."""
+
+
+class CronTriggerMetadata(Strict):
+    """Source: KEDA docs, "Cron" scaler (keda.sh/docs/2.17/scalers/cron/, keda-docs content/docs/2.17/scalers/cron.md):
+    all four parameters are required, values are strings ("desiredReplicas: \"10\""), and start and end must differ."""
+
+    timezone: str
+    """"One of the acceptable values from the IANA Time Zone Database"."""
+    start: Crontab
+    end: Crontab
+    desiredReplicas: str
+
+    @field_validator("timezone")
+    @classmethod
+    def _iana(cls, value: str) -> str:
+        try:
+            zoneinfo.ZoneInfo(value)
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError) as err:
+            raise ValueError(f"{value!r} is not an IANA time zone") from err
+        return value
+
+    @field_validator("desiredReplicas")
+    @classmethod
+    def _count(cls, value: str) -> str:
+        if not re.fullmatch(r"[0-9]+", value):
+            raise ValueError("desiredReplicas is a replica count, quoted")
+        return value
+
+    @model_validator(mode="after")
+    def _a_window(self) -> CronTriggerMetadata:
+        if self.start == self.end:
+            raise ValueError("start and end should not be the same")
+        return self
+
+
+SCALER_METADATA: dict[str, type[Strict]] = {"prometheus": PrometheusTriggerMetadata, "cron": CronTriggerMetadata}
+"""The scalers the project renders; the metadata of any other is checked only as map[string]string."""
+
+
+class ScaleTrigger(Strict):
+    type: str
+    metadata: dict[str, str]
+    """map[string]string in the CRD: numbers must be quoted."""
+    name: str | None = None
+    useCachedMetrics: bool | None = None
+    authenticationRef: AuthenticationRef | None = None
+    metricType: Literal["AverageValue", "Value", "Utilization"] | None = None
+
+    @model_validator(mode="after")
+    def _known_scaler_metadata(self) -> ScaleTrigger:
+        if self.type in SCALER_METADATA:
+            SCALER_METADATA[self.type].model_validate(self.metadata)
+        return self
+
+
+class Fallback(Strict):
+    failureThreshold: NonNegative
+    replicas: NonNegative
+    behavior: Literal["static", "currentReplicas", "currentReplicasIfHigher", "currentReplicasIfLower"] | None = None
+
+
+# Source: kubernetes/api autoscaling/v2/types.go (HorizontalPodAutoscalerBehavior, HPAScalingRules,
+# HPAScalingPolicy) and its API reference (kubernetes.io/docs/reference/kubernetes-api/workload-resources/
+# horizontal-pod-autoscaler-v2/), which KEDA's advanced.horizontalPodAutoscalerConfig.behavior passes through
+# unchanged ("Uses the standard HPA behavior", KEDA ScaledObject spec).
+
+
+class HPAScalingPolicy(Strict):
+    type: Literal["Pods", "Percent"]
+    value: int = Field(gt=0)
+    periodSeconds: int = Field(gt=0, le=1800)
+
+
+class HPAScalingRules(Strict):
+    stabilizationWindowSeconds: int | None = Field(None, ge=0, le=3600)
+    selectPolicy: Literal["Max", "Min", "Disabled"] | None = None
+    policies: list[HPAScalingPolicy] | None = None
+    tolerance: str | int | float | None = None
+    """A resource.Quantity (Kubernetes 1.33+, HPAConfigurableTolerance); the project sets none."""
+
+
+class HorizontalPodAutoscalerBehavior(Strict):
+    scaleUp: HPAScalingRules | None = None
+    scaleDown: HPAScalingRules | None = None
+
+
+class HorizontalPodAutoscalerConfig(Strict):
+    name: str | None = None
+    behavior: HorizontalPodAutoscalerBehavior | None = None
+
+
+class ScalingModifiers(Strict):
+    formula: str
+    target: str
+    activationTarget: str | None = None
+    metricType: Literal["AverageValue", "Value"] | None = None
+
+
+class Advanced(Strict):
+    restoreToOriginalReplicaCount: bool | None = None
+    horizontalPodAutoscalerConfig: HorizontalPodAutoscalerConfig | None = None
+    scalingModifiers: ScalingModifiers | None = None
+
+
+class ScaledObjectSpec(Strict):
+    scaleTargetRef: ScaleTargetRef
+    pollingInterval: NonNegative | None = None
+    cooldownPeriod: NonNegative | None = None
+    initialCooldownPeriod: NonNegative | None = None
+    idleReplicaCount: NonNegative | None = None
+    minReplicaCount: NonNegative | None = None
+    maxReplicaCount: NonNegative | None = None
+    fallback: Fallback | None = None
+    advanced: Advanced | None = None
+    triggers: list[ScaleTrigger] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _counts(self) -> ScaledObjectSpec:
+        low, high = self.minReplicaCount or 0, 100 if self.maxReplicaCount is None else self.maxReplicaCount
+        if low > high:
+            raise ValueError(f"minReplicaCount {low} exceeds maxReplicaCount {high}")
+        if self.idleReplicaCount is not None and self.idleReplicaCount >= low:
+            raise ValueError("idleReplicaCount must be less than minReplicaCount")
+        return self
+
+
+class ScaledObject(Strict):
+    apiVersion: Literal["keda.sh/v1alpha1"]
+    kind: Literal["ScaledObject"]
+    metadata: ObjectMeta
+    spec: ScaledObjectSpec
+
+
+# Source: KEDA docs, "Authentication" (keda-docs content/docs/2.17/concepts/authentication.md) and
+# kedacore/keda apis/keda/v1alpha1/triggerauthentication_types.go (AuthPodIdentity's
+# +kubebuilder:validation:Enum=azure-workload;gcp;aws;aws-eks;none).
+
+
+class PodIdentity(Strict):
+    provider: Literal["azure-workload", "gcp", "aws", "aws-eks", "none"]
+    identityId: str | None = None
+    identityTenantId: str | None = None
+    identityAuthorityHost: str | None = None
+    roleArn: str | None = None
+    identityOwner: Literal["keda", "workload"] | None = None
+
+
+class AuthTargetRef(Strict):
+    parameter: str
+    name: str
+    key: str
+
+
+class AuthEnvironment(Strict):
+    parameter: str
+    name: str
+    containerName: str | None = None
+
+
+class TriggerAuthenticationSpec(Strict):
+    podIdentity: PodIdentity | None = None
+    secretTargetRef: list[AuthTargetRef] | None = None
+    configMapTargetRef: list[AuthTargetRef] | None = None
+    env: list[AuthEnvironment] | None = None
+    # Secret stores the project never uses:
+    hashiCorpVault: Unmodelled | None = None
+    azureKeyVault: Unmodelled | None = None
+    gcpSecretManager: Unmodelled | None = None
+    awsSecretManager: Unmodelled | None = None
+
+
+class TriggerAuthentication(Strict):
+    apiVersion: Literal["keda.sh/v1alpha1"]
+    kind: Literal["TriggerAuthentication"]
+    metadata: ObjectMeta
+    spec: TriggerAuthenticationSpec
+
+
+# ---- Azure managed Prometheus (azmonitoring.coreos.com/v1) --------------------------------------
+# Source: Microsoft azure-docs articles/azure-monitor/containers/prometheus-metrics-scrape-crd.md
+# ("the same CRDs as OSS pod monitors ... except for a change in the group name"; "Port requires a
+# named port"), and the CRD it links, Azure/prometheus-collector
+# otelcollector/deploy/addon-chart/azure-monitor-metrics-addon/templates/ama-metrics-podmonitor-crd.yaml.
+
+Duration = Annotated[
+    str, Field(pattern=r"^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$")
+]
+"""The CRD's pattern for interval and scrapeTimeout."""
+
+
+class PodMetricsEndpoint(Strict):
+    port: str
+    """A container port name (IANA_SVC_NAME); Azure's docs require a named port."""
+    path: str | None = None
+    scheme: Literal["http", "https"] | None = None
+    params: dict[str, list[str]] | None = None
+    interval: Duration | None = None
+    scrapeTimeout: Duration | None = None
+    honorLabels: bool | None = None
+    honorTimestamps: bool | None = None
+    filterRunning: bool | None = None
+    followRedirects: bool | None = None
+    enableHttp2: bool | None = None
+    proxyUrl: str | None = None
+    # Relabelling and auth blocks, which the project never sets:
+    relabelings: list[Unmodelled] | None = None
+    metricRelabelings: list[Unmodelled] | None = None
+    tlsConfig: Unmodelled | None = None
+    basicAuth: Unmodelled | None = None
+    bearerTokenSecret: Unmodelled | None = None
+    authorization: Unmodelled | None = None
+    oauth2: Unmodelled | None = None
+
+    @field_validator("port")
+    @classmethod
+    def _named(cls, value: str) -> str:
+        if not (re.fullmatch(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?", value) and len(value) <= 15 and re.search(r"[a-z]", value)):
+            raise ValueError("expected a container port name (at most 15 lowercase letters, digits or '-', with a letter)")
+        return value
+
+    @field_validator("path")
+    @classmethod
+    def _absolute(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith("/"):
+            raise ValueError("a metrics path starts with '/'")
+        return value
+
+
+class NamespaceSelector(Strict):
+    any: bool | None = None
+    matchNames: list[str] | None = None
+
+
+LabelKey = Annotated[
+    str,
+    Field(
+        pattern=r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
+    ),
+]
+"""A Kubernetes label key (optional DNS-subdomain prefix, then a name of at most 63 characters)."""
+
+
+class PodMonitorSpec(Strict):
+    """PodMonitorSpec of prometheus-operator (Documentation/api.md#monitoring.coreos.com/v1.PodMonitorSpec)."""
+
+    selector: LabelSelector
+    podMetricsEndpoints: list[PodMetricsEndpoint] = Field(min_length=1)
+    namespaceSelector: NamespaceSelector | None = None
+    jobLabel: str | None = None
+    podTargetLabels: list[LabelKey] | None = None
+    """Pod label keys copied onto every scraped series, under the sanitized name (prometheus-operator relabels
+    __meta_kubernetes_pod_label_<sanitized> to target_label <sanitized>: app.kubernetes.io/instance becomes
+    app_kubernetes_io_instance)."""
+    sampleLimit: NonNegative | None = None
+    targetLimit: NonNegative | None = None
+    labelLimit: NonNegative | None = None
+    """Per-scrape limits on labels (Prometheus label_limit and the two length limits; 0 means no limit). Microsoft's
+    templates set labelLimit 63, labelNameLengthLimit 511 and labelValueLengthLimit 1023, and
+    prometheus-metrics-scrape-crd.md asks for exactly those "so that they are not dropped during processing"."""
+    labelNameLengthLimit: NonNegative | None = None
+    labelValueLengthLimit: NonNegative | None = None
+    attachMetadata: Unmodelled | None = None
+
+
+class PodMonitor(Strict):
+    apiVersion: Literal["azmonitoring.coreos.com/v1"]
+    kind: Literal["PodMonitor"]
+    metadata: ObjectMeta
+    spec: PodMonitorSpec
+
+
+# ---- KAITO (kaito.sh/v1beta1) -------------------------------------------------------------------
+# Source: kaito-project/kaito api/v1beta1/workspace_types.go: Workspace has `resource`, `inference`
+# and `tuning` beside metadata (no `spec`); PresetSpec inlines PresetMeta (name, accessMode) next to
+# presetOptions.
+
+
+class ResourceSpec(Strict):
+    labelSelector: LabelSelector
+    count: int | None = Field(None, ge=1)
+    instanceType: str | None = None
+    preferredNodes: list[str] | None = None
+
+
+class PresetOptions(Strict):
+    modelAccessSecret: str | None = None
+    image: str | None = None
+    imagePullSecrets: list[str] | None = None
+    modelWeightsPVC: str | None = None
+    modelWeightsSubPath: str | None = None
+
+
+class PresetSpec(Strict):
+    name: str
+    accessMode: Literal["public", "private"] | None = None
+    presetOptions: PresetOptions | None = None
+
+
+class InferenceSpec(Strict):
+    preset: PresetSpec | None = None
+    template: Unmodelled | None = None
+    """A PodTemplateSpec (schemaless in the CRD); the project uses presets."""
+    config: str | None = None
+    adapters: list[Unmodelled] | None = None
+
+    @model_validator(mode="after")
+    def _preset_or_template(self) -> InferenceSpec:
+        if (self.preset is None) == (self.template is None):
+            raise ValueError("give exactly one of preset and template")
+        return self
+
+
+class Workspace(Strict):
+    apiVersion: Literal["kaito.sh/v1beta1"]
+    kind: Literal["Workspace"]
+    metadata: ObjectMeta
+    resource: ResourceSpec
+    inference: InferenceSpec | None = None
+    tuning: Unmodelled | None = None
+
+    @model_validator(mode="after")
+    def _one_workload(self) -> Workspace:
+        if (self.inference is None) == (self.tuning is None):
+            raise ValueError("a workspace runs exactly one of inference and tuning")
+        return self
+
+
+MODELS: dict[tuple[str, str], type[Strict]] = {
+    ("keda.sh/v1alpha1", "ScaledObject"): ScaledObject,
+    ("keda.sh/v1alpha1", "TriggerAuthentication"): TriggerAuthentication,
+    ("azmonitoring.coreos.com/v1", "PodMonitor"): PodMonitor,
+    ("kaito.sh/v1beta1", "Workspace"): Workspace,
+}
+
+
+# ---- the stacks ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def stack_objects() -> dict[str, list[dict]]:
+    """Every Kubernetes object each repo stack renders, as the API server would receive it."""
+    rendered = {}
+    for stack in STACKS:
+        run = run_stack(stack_config(stack), stack)
+        rendered[stack] = [
+            kubernetes_object(r) for r in run.resources if r.is_kubernetes and not r.type.startswith("kubernetes:helm.sh/")
+        ]
+    return rendered
+
+
+ACTIVE_HOURS = {"start": "0 8 * * 1-5", "end": "0 20 * * 1-5", "timezone": "Europe/Amsterdam"}
+
+
+@pytest.fixture(scope="module")
+def scale_to_zero_objects() -> list[dict]:
+    """The dev stack with its model scaling to zero inside active hours: the only render with a cron trigger."""
+    config = stack_config("dev")
+    config["aks-gpu-inference:models"][0]["autoscaling"] = {
+        "min_replicas": 0,
+        "max_replicas": 2,
+        "scale_to_zero": True,
+        "active_hours": ACTIVE_HOURS,
+    }
+    run = run_stack(config, "dev")
+    return [kubernetes_object(r) for r in run.resources if r.is_kubernetes and not r.type.startswith("kubernetes:helm.sh/")]
+
+
+def custom_resources(objects: list[dict]) -> list[dict]:
+    return [obj for obj in objects if is_custom_resource(obj)]
+
+
+def find(objects: list[dict], kind: str, name: str | None = None) -> dict:
+    found = [o for o in objects if o["kind"] == kind and (name is None or o["metadata"]["name"] == name)]
+    assert found, f"no {kind} {name or ''} rendered"
+    return found[0]
+
+
+def test_every_custom_resource_group_has_a_model_or_is_rendered_only_by_charts():
+    modelled = {api.split("/")[0] for api, _ in MODELS}
+    # InferencePool (inference.networking.k8s.io) is rendered by the inferencepool Helm chart, not by the program.
+    assert CUSTOM_RESOURCE_GROUPS - modelled == {"inference.networking.k8s.io"}
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_rendered_custom_resource_matches_its_model(stack_objects, stack):
+    found = custom_resources(stack_objects[stack])
+    assert found, f"{stack} renders no custom resources"
+    for obj in found:
+        key = (obj["apiVersion"], obj["kind"])
+        assert key in MODELS, f"no model for {key} ({obj['metadata']['name']}); add one from the CRD's source"
+        MODELS[key].model_validate(obj)
+
+
+def test_the_stacks_render_the_expected_custom_resources(stack_objects):
+    kinds = {stack: sorted(o["kind"] for o in custom_resources(objects)) for stack, objects in stack_objects.items()}
+    assert kinds["dev"] == ["PodMonitor", "ScaledObject", "TriggerAuthentication"]
+    assert kinds["prod"] == ["PodMonitor", "PodMonitor", "Workspace"]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_references_between_rendered_objects_resolve(stack_objects, stack):
+    check_references(stack_objects[stack])
+
+
+def test_scale_to_zero_render_matches_the_models_and_resolves(scale_to_zero_objects):
+    found = custom_resources(scale_to_zero_objects)
+    for obj in found:
+        MODELS[(obj["apiVersion"], obj["kind"])].model_validate(obj)
+    check_references(scale_to_zero_objects)
+    spec = ScaledObject.model_validate(find(found, "ScaledObject")).spec
+    assert spec.minReplicaCount == 0
+    assert [t.type for t in spec.triggers] == ["prometheus", "cron"]
+    CronTriggerMetadata.model_validate(spec.triggers[1].metadata)
+
+
+def test_scaled_objects_scale_in_through_the_hpa_behavior(stack_objects, scale_to_zero_objects):
+    scalers = [o for o in stack_objects["dev"] + scale_to_zero_objects if o["kind"] == "ScaledObject"]
+    assert len(scalers) == 2
+    for obj in scalers:
+        spec = ScaledObject.model_validate(obj).spec
+        assert spec.advanced.horizontalPodAutoscalerConfig.behavior.scaleDown.stabilizationWindowSeconds == 600
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_pod_monitors_carry_azures_label_limits_and_the_instance_label(stack_objects, stack):
+    monitors = [PodMonitor.model_validate(o).spec for o in custom_resources(stack_objects[stack]) if o["kind"] == "PodMonitor"]
+    assert monitors
+    for spec in monitors:
+        assert (spec.labelLimit, spec.labelNameLengthLimit, spec.labelValueLengthLimit) == (63, 511, 1023)
+        assert spec.podTargetLabels == ["app.kubernetes.io/instance"]
+
+
+def check_references(objects: list[dict]) -> None:
+    deployments = [o for o in objects if o["kind"] == "Deployment"]
+    for obj in custom_resources(objects):
+        namespace = obj["metadata"].get("namespace")
+        if obj["kind"] == "ScaledObject":
+            spec = ScaledObject.model_validate(obj).spec
+            target = find(
+                [d for d in deployments if d["metadata"]["namespace"] == namespace], "Deployment", spec.scaleTargetRef.name
+            )
+            assert target["spec"]["replicas"] == spec.minReplicaCount
+            for trigger in spec.triggers:
+                if trigger.type == "cron":
+                    assert trigger.authenticationRef is None, "the cron scaler reads the clock, not a secured source"
+                    continue
+                auth = [o for o in objects if o["kind"] == "TriggerAuthentication" and o["metadata"]["namespace"] == namespace]
+                assert trigger.authenticationRef is not None, f"{trigger.type} trigger without authenticationRef"
+                find(auth, "TriggerAuthentication", trigger.authenticationRef.name)
+        if obj["kind"] == "PodMonitor":
+            spec = PodMonitor.model_validate(obj).spec
+            selected = [
+                d
+                for d in deployments
+                if d["metadata"]["namespace"] == namespace
+                and spec.selector.matchLabels.items() <= d["spec"]["template"]["metadata"]["labels"].items()
+            ]
+            assert selected, f"PodMonitor {obj['metadata']['name']} selects no pods"
+            for d in selected:
+                pod = d["spec"]["template"]["spec"]
+                sidecars = [c for c in pod.get("initContainers", []) if c.get("restartPolicy") == "Always"]
+                ports = {p.get("name") for c in pod["containers"] + sidecars for p in c.get("ports", [])}
+                for endpoint in spec.podMetricsEndpoints:
+                    assert endpoint.port in ports, f"{d['metadata']['name']} has no port named {endpoint.port}"
+
+
+def test_kaito_workspace_with_an_access_secret_matches_the_model():
+    args = {"name": "llama", "preset": "llama-3.1-8b-instruct", "instance_type": "Standard_NC24ads_A100_v4"}
+    manifest = KaitoWorkspaceArgs(**args, model_access_secret="hf-token").manifest()
+    workspace = Workspace.model_validate(manifest)
+    assert workspace.inference.preset.presetOptions.modelAccessSecret == "hf-token"
+
+
+# ---- negative: each model refuses a misspelled field --------------------------------------------
+
+
+def renamed(obj: dict, path: tuple, new_key: str) -> dict:
+    """A copy of ``obj`` with the key at ``path`` (keys and list indexes) renamed to ``new_key``."""
+    broken = copy.deepcopy(obj)
+    parent = broken
+    for part in path[:-1]:
+        parent = parent[part]
+    parent[new_key] = parent.pop(path[-1])
+    return broken
+
+
+def replaced(obj: dict, path: tuple, value: Any) -> dict:
+    broken = copy.deepcopy(obj)
+    parent = broken
+    for part in path[:-1]:
+        parent = parent[part]
+    parent[path[-1]] = value
+    return broken
+
+
+def sample(stack_objects, kind: str) -> dict:
+    return copy.deepcopy(find(stack_objects["dev"] + stack_objects["prod"], kind))
+
+
+@pytest.mark.parametrize(
+    "path, misspelling",
+    [
+        (("spec", "triggers", 1, "metadata", "desiredReplicas"), "desiredReplica"),
+        (("spec", "triggers", 1, "metadata", "timezone"), "timeZone"),
+        (("spec", "advanced", "horizontalPodAutoscalerConfig"), "horizontalPodAutoScalerConfig"),
+        (("spec", "advanced", "horizontalPodAutoscalerConfig", "behavior", "scaleDown"), "scaledown"),
+        (
+            ("spec", "advanced", "horizontalPodAutoscalerConfig", "behavior", "scaleDown", "stabilizationWindowSeconds"),
+            "stabilizationWindow",
+        ),
+    ],
+)
+def test_a_misspelled_cron_or_behavior_field_is_refused(scale_to_zero_objects, path, misspelling):
+    obj = find(scale_to_zero_objects, "ScaledObject")
+    ScaledObject.model_validate(obj)
+    with pytest.raises(ValidationError) as caught:
+        ScaledObject.model_validate(renamed(obj, path, misspelling))
+    assert any(e["type"] == "extra_forbidden" and e["loc"][-1] == misspelling for e in caught.value.errors())
+
+
+@pytest.mark.parametrize(
+    "path, value, expected",
+    [
+        (("spec", "triggers", 1, "metadata", "desiredReplicas"), 1, "valid string"),
+        (("spec", "triggers", 1, "metadata", "desiredReplicas"), "one", "replica count"),
+        (("spec", "triggers", 1, "metadata", "timezone"), "CET+1", "not an IANA time zone"),
+        (("spec", "triggers", 1, "metadata", "start"), "8am", "String should match pattern"),
+        (("spec", "triggers", 1, "metadata", "end"), "0 8 * * 1-5", "start and end should not be the same"),
+        (
+            ("spec", "advanced", "horizontalPodAutoscalerConfig", "behavior", "scaleDown", "stabilizationWindowSeconds"),
+            "600",
+            "valid integer",
+        ),
+        (
+            ("spec", "advanced", "horizontalPodAutoscalerConfig", "behavior", "scaleDown", "stabilizationWindowSeconds"),
+            7200,
+            "less than or equal to 3600",
+        ),
+        (
+            ("spec", "advanced", "horizontalPodAutoscalerConfig", "behavior", "scaleDown", "selectPolicy"),
+            "Maximum",
+            "'Max', 'Min' or 'Disabled'",
+        ),
+    ],
+)
+def test_a_wrongly_typed_cron_or_behavior_value_is_refused(scale_to_zero_objects, path, value, expected):
+    obj = find(scale_to_zero_objects, "ScaledObject")
+    with pytest.raises(ValidationError, match=re.escape(expected)):
+        ScaledObject.model_validate(replaced(obj, path, value))
+
+
+@pytest.mark.parametrize(
+    "kind, path, misspelling",
+    [
+        ("ScaledObject", ("spec",), "specs"),
+        ("ScaledObject", ("spec", "minReplicaCount"), "minReplicasCount"),
+        ("ScaledObject", ("spec", "cooldownPeriod"), "coolDownPeriod"),
+        ("ScaledObject", ("spec", "scaleTargetRef", "name"), "deploymentName"),
+        ("ScaledObject", ("spec", "triggers", 0, "authenticationRef"), "authRef"),
+        ("ScaledObject", ("spec", "triggers", 0, "metadata", "serverAddress"), "serverAdress"),
+        ("TriggerAuthentication", ("spec", "podIdentity"), "podIdentities"),
+        ("TriggerAuthentication", ("spec", "podIdentity", "identityId"), "identityID"),
+        ("PodMonitor", ("spec", "podMetricsEndpoints"), "podMetricsEndpoint"),
+        ("PodMonitor", ("spec", "selector", "matchLabels"), "matchLabel"),
+        ("PodMonitor", ("spec", "podMetricsEndpoints", 0, "path"), "metricsPath"),
+        ("Workspace", ("resource",), "resources"),
+        ("Workspace", ("resource", "instanceType"), "instancetype"),
+        ("Workspace", ("resource", "labelSelector", "matchLabels"), "matchlabels"),
+        ("Workspace", ("inference", "preset", "name"), "presetName"),
+    ],
+)
+def test_a_misspelled_field_is_refused(stack_objects, kind, path, misspelling):
+    obj = sample(stack_objects, kind)
+    model = MODELS[(obj["apiVersion"], kind)]
+    model.model_validate(obj)
+    with pytest.raises(ValidationError) as caught:
+        model.model_validate(renamed(obj, path, misspelling))
+    assert any(e["type"] == "extra_forbidden" and e["loc"][-1] == misspelling for e in caught.value.errors())
+
+
+def test_a_misspelled_preset_option_is_refused():
+    manifest = KaitoWorkspaceArgs(
+        name="llama", preset="llama-3.1-8b-instruct", instance_type="Standard_NC24ads_A100_v4", model_access_secret="hf-token"
+    ).manifest()
+    with pytest.raises(ValidationError, match="modelAccessSecrets"):
+        Workspace.model_validate(
+            renamed(manifest, ("inference", "preset", "presetOptions", "modelAccessSecret"), "modelAccessSecrets")
+        )
+
+
+def test_workspace_fields_under_spec_are_refused(stack_objects):
+    obj = sample(stack_objects, "Workspace")
+    nested = {k: v for k, v in obj.items() if k not in ("resource", "inference")}
+    nested["spec"] = {"resource": obj["resource"], "inference": obj["inference"]}
+    with pytest.raises(ValidationError, match="spec"):
+        Workspace.model_validate(nested)
+
+
+@pytest.mark.parametrize(
+    "kind, path, value, expected",
+    [
+        ("ScaledObject", ("spec", "triggers", 0, "metadata", "threshold"), 5, "valid string"),
+        ("ScaledObject", ("spec", "triggers", 0, "metadata", "threshold"), "five", "could not convert"),
+        ("ScaledObject", ("spec", "minReplicaCount"), "1", "valid integer"),
+        ("ScaledObject", ("spec", "triggers"), [], "at least 1 item"),
+        ("ScaledObject", ("spec", "idleReplicaCount"), 1, "idleReplicaCount must be less than minReplicaCount"),
+        ("TriggerAuthentication", ("spec", "podIdentity", "provider"), "azure", "azure-workload"),
+        ("PodMonitor", ("spec", "podMetricsEndpoints", 0, "port"), 8000, "valid string"),
+        ("PodMonitor", ("spec", "podMetricsEndpoints", 0, "port"), "8000", "container port name"),
+        ("PodMonitor", ("spec", "podMetricsEndpoints", 0, "interval"), "30 seconds", "String should match pattern"),
+        ("PodMonitor", ("spec", "labelLimit"), "63", "valid integer"),
+        ("PodMonitor", ("spec", "labelValueLengthLimit"), -1, "greater than or equal to 0"),
+        ("PodMonitor", ("spec", "podTargetLabels"), "app.kubernetes.io/instance", "valid list"),
+        ("PodMonitor", ("spec", "podTargetLabels"), ["app.kubernetes.io/"], "String should match pattern"),
+        ("Workspace", ("resource", "count"), 0, "greater than or equal to 1"),
+        ("Workspace", ("inference",), {"preset": {"name": "phi-4"}, "template": {}}, "exactly one of preset and template"),
+    ],
+)
+def test_a_wrongly_typed_value_is_refused(stack_objects, kind, path, value, expected):
+    obj = sample(stack_objects, kind)
+    model = MODELS[(obj["apiVersion"], kind)]
+    with pytest.raises(ValidationError, match=re.escape(expected)):
+        model.model_validate(replaced(obj, path, value))
