@@ -169,6 +169,16 @@ def get_sku(vm_size: str) -> GpuSku:
     raise UnknownVmSizeError(return_msg)
 
 
+def get_current_sku(vm_size: str) -> GpuSku:
+    """Like ``get_sku``, but a retired size is an error too (it cannot scale out or be created)."""
+    sku = get_sku(vm_size)
+    if sku.retired:
+        raise UnknownVmSizeError(
+            f"{vm_size} was retired on {sku.retired} ({sku.retired_note}); choose a current size such as Standard_NC24ads_A100_v4"
+        )
+    return sku
+
+
 def is_rdma_capable(vm_size: str) -> bool:
     """Whether a size has an RDMA (InfiniBand) back-end network.
 

@@ -138,11 +138,7 @@ class GpuNodePoolArgs(StrictModel):
     @field_validator("vm_size")
     @classmethod
     def _check_vm_size(cls, value: str) -> str:
-        sku = catalog.get_sku(value)
-        if sku.retired:
-            raise ValueError(
-                f"{value} was retired on {sku.retired} ({sku.retired_note}); choose a current size such as Standard_NC24ads_A100_v4"
-            )
+        catalog.get_current_sku(value)
         return value
 
     @field_validator("taints")

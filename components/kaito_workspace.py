@@ -112,11 +112,7 @@ class KaitoWorkspaceArgs(StrictModel):
     @field_validator("instance_type")
     @classmethod
     def _check_instance_type(cls, value: str) -> str:
-        sku = catalog.get_sku(value)
-        if sku.retired:
-            raise ValueError(
-                f"{value} was retired on {sku.retired} ({sku.retired_note}); choose a current size such as Standard_NC24ads_A100_v4"
-            )
+        sku = catalog.get_current_sku(value)
         if sku.gpu_vendor != "nvidia":
             # KAITO's inference pods request nvidia.com/gpu and wait for nodes to report it.
             raise ValueError(

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from components._base import ComponentInputError
 from planner.engine import PlaceholderMocks, ProgramRun, RecordingMonitor, run_function, run_program
 from planner.stackfile import add_secret_placeholders
 
@@ -74,3 +75,20 @@ def secret_config() -> dict[str, str]:
     config: dict[str, str] = {}
     add_secret_placeholders(PROJECT, config, [])
     return config
+
+
+def refusal_message(program, component: str, name: str, leaked) -> str:
+    """Run a program that ``component`` must refuse; return its message, checking no type ``leaked(type)`` was registered."""
+    caught = {}
+
+    def recording():
+        try:
+            program()
+        except ComponentInputError as err:
+            caught["message"] = str(err)
+            raise
+
+    created = [t for t in registered_before_error(recording, ComponentInputError) if leaked(t) or t.endswith(f":{component}")]
+    assert created == [], f"registered before the refusal: {created}"
+    assert caught["message"].startswith(f"{component} {name!r}: invalid arguments")
+    return caught["message"]

@@ -62,3 +62,14 @@ def test_consumer_stack_runs_on_the_installed_package(installed):
     namespace = next(inputs for t, _, inputs in plan["resources"] if t == "kubernetes:core/v1:Namespace")
     kubernetes_validate.validate(yaml.safe_load(yaml.safe_dump(namespace)), "1.34", strict=True)
     assert plan["outputs"]["node_selector"] == {"kubernetes.azure.com/agentpool": "t4batch"}
+
+
+def test_readme_python_examples_are_valid_python():
+    import ast
+    import re
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", readme, flags=re.S)
+    assert len(blocks) >= 2
+    for block in blocks:
+        ast.parse(block)

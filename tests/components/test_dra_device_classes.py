@@ -5,8 +5,7 @@ import pulumi_kubernetes as k8s
 import pytest
 
 from components import DraDeviceClasses, GpuNodePool, catalog
-from components._base import ComponentInputError
-from tests.conftest import of_type, one, registered_before_error, run_components
+from tests.conftest import of_type, one, refusal_message, run_components
 
 H100 = "Standard_ND96isr_H100_v5"
 A100 = "Standard_NC24ads_A100_v4"
@@ -230,20 +229,7 @@ def test_device_plugin_only_without_the_dra_driver():
 
 
 def refused(program) -> str:
-    caught = {}
-
-    def recording():
-        try:
-            program()
-        except ComponentInputError as err:
-            caught["message"] = str(err)
-            raise
-
-    types = registered_before_error(recording, ComponentInputError)
-    created = [t for t in types if t.startswith("kubernetes:") or t.endswith(":DraDeviceClasses")]
-    assert created == [], f"registered before the refusal: {created}"
-    assert caught["message"].startswith("DraDeviceClasses 'dra': invalid arguments")
-    return caught["message"]
+    return refusal_message(program, "DraDeviceClasses", "dra", lambda t: t.startswith("kubernetes:"))
 
 
 NONE_POOL = {"name": "h100n", "vm_size": H100, "driver": "none"}

@@ -6,10 +6,17 @@ import pulumi_kubernetes as k8s
 import pytest
 
 from components import DraDeviceClasses, GpuNodePool, QualificationGates, RdmaNetwork
-from components._base import ComponentInputError
 from components.qualification_gates import SCRIPTS
 from planner.render import kubernetes_object
-from tests.conftest import is_custom_resource, of_type, one, registered_before_error, run_components, run_stack, stack_config
+from tests.conftest import (
+    is_custom_resource,
+    of_type,
+    one,
+    refusal_message,
+    run_components,
+    run_stack,
+    stack_config,
+)
 
 H100 = "Standard_ND96isr_H100_v5"
 AGENTPOOL = "kubernetes.azure.com/agentpool"
@@ -230,20 +237,7 @@ def test_gates_on_the_second_pool_of_a_network():
 
 
 def refused(program) -> str:
-    caught = {}
-
-    def recording():
-        try:
-            program()
-        except ComponentInputError as err:
-            caught["message"] = str(err)
-            raise
-
-    types = registered_before_error(recording, ComponentInputError)
-    created = [t for t in types if t.endswith((":QualificationGates", ":Job", ":ConfigMap", ":Service"))]
-    assert created == [], f"registered before the refusal: {created}"
-    assert caught["message"].startswith("QualificationGates 'qualify': invalid arguments")
-    return caught["message"]
+    return refusal_message(program, "QualificationGates", "qualify", lambda t: t.endswith((":Job", ":ConfigMap", ":Service")))
 
 
 @pytest.mark.parametrize(

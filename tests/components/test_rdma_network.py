@@ -8,7 +8,7 @@ from components import AksCluster, GpuNodePool, RdmaNetwork
 from components._base import ComponentInputError
 from components.pod_contract import RDMA_ENV
 from components.rdma_network import min_kubernetes
-from tests.conftest import of_type, one, registered_before_error, run_components
+from tests.conftest import of_type, one, refusal_message, run_components
 
 H100 = "Standard_ND96isr_H100_v5"
 H200 = "Standard_ND96isr_H200_v5"
@@ -231,21 +231,7 @@ def test_works_with_an_aks_cluster_provider():
 
 
 def refused(program) -> str:
-    """Run a program that must be refused; return the message and check nothing of RdmaNetwork exists."""
-    caught = {}
-
-    def recording():
-        try:
-            program()
-        except ComponentInputError as err:
-            caught["message"] = str(err)
-            raise
-
-    types = registered_before_error(recording, ComponentInputError)
-    created = [t for t in types if t.startswith("kubernetes:") or t.endswith(":RdmaNetwork")]
-    assert created == [], f"registered before the refusal: {created}"
-    assert caught["message"].startswith("RdmaNetwork 'rdma': invalid arguments")
-    return caught["message"]
+    return refusal_message(program, "RdmaNetwork", "rdma", lambda t: t.startswith("kubernetes:"))
 
 
 def test_non_rdma_size_is_refused():
