@@ -341,10 +341,10 @@ if models:
         annotations = {}
         if blob:
             identity = managedidentity.UserAssignedIdentity(
-                f"{service}-identity-identity", resource_group_name=group.name, location=location
+                f"{service}-identity", resource_group_name=group.name, location=location
             )
             managedidentity.FederatedIdentityCredential(
-                f"{service}-identity-federation",
+                f"{service}-federation",
                 resource_name_=identity.name,
                 resource_group_name=group.name,
                 issuer=oidc_issuer_url,
@@ -352,7 +352,7 @@ if models:
                 audiences=["api://AzureADTokenExchange"],
             )
             grant = authorization.RoleAssignment(
-                f"{service}-identity-model-store-read",
+                f"{service}-model-store-read",
                 scope=container_scope,
                 principal_id=identity.principal_id,
                 principal_type="ServicePrincipal",
@@ -496,7 +496,11 @@ if models:
             metadata={"name": service, "namespace": namespace, "labels": labels},
             spec={
                 "selector": {"matchLabels": labels},
+                "podTargetLabels": ["app.kubernetes.io/instance"],
                 "podMetricsEndpoints": [{"port": "http", "path": "/metrics", "interval": "30s"}],
+                "labelLimit": 63,
+                "labelNameLengthLimit": 511,
+                "labelValueLengthLimit": 1023,
             },
             opts=model_opts,
         )
@@ -519,12 +523,15 @@ if models:
                     "minReplicaCount": scaling.get("min_replicas", 1),
                     "maxReplicaCount": scaling.get("max_replicas", 4),
                     "cooldownPeriod": 600,
+                    "advanced": {
+                        "horizontalPodAutoscalerConfig": {"behavior": {"scaleDown": {"stabilizationWindowSeconds": 600}}}
+                    },
                     "triggers": [
                         {
                             "type": "prometheus",
                             "metadata": {
                                 "serverAddress": query_endpoint,
-                                "query": f'sum(vllm:num_requests_waiting{{namespace="{namespace}",pod=~"{service}-.*"}})',
+                                "query": f'sum(vllm:num_requests_waiting{{namespace="{namespace}",app_kubernetes_io_instance="{service}"}})',
                                 "threshold": str(scaling.get("waiting_requests_target", 5)),
                             },
                             "authenticationRef": {"name": f"{service}-prometheus"},

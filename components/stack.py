@@ -173,7 +173,7 @@ def _serve_models(config: StackConfig, stack: Stack, group_name: pulumi.Input[st
         identity = None
         if model.source == "blob":
             identity = WorkloadIdentity(
-                f"{model.name}-identity",
+                model.name,
                 {"namespace": model.namespace, "service_account": model.name},
                 cluster.oidc_issuer_url,
                 group_name,
