@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STACK ?= dev
 
-.PHONY: plan test lint format bench clean
+.PHONY: plan test lint format snapshots bench clean
 
 $(BIN)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	python3 -m venv $(VENV)
@@ -25,8 +25,13 @@ format: $(BIN)/.installed
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
+snapshots: $(BIN)/.installed  ## refresh tests/snapshots after an intended change to rendered output
+	UPDATE_SNAPSHOTS=1 $(BIN)/python -m pytest -q tests/test_snapshots.py
+
 bench: $(BIN)/.installed  ## benchmarks; print ratios measured in one run
 	$(BIN)/python bench/plan_bench.py
+	$(BIN)/python bench/rules_bench.py
+	$(BIN)/python bench/scan_vs_checkov.py
 
 clean:
 	rm -rf out .pytest_cache
