@@ -17,6 +17,7 @@ from pydantic import Field, field_validator, model_validator
 
 from . import catalog
 from ._base import PACKAGE, StrictModel, fail, validate_args
+from ._k8s import KubernetesObject
 from .errors import FieldProblem
 
 API_VERSION = "kaito.sh/v1beta1"
@@ -181,19 +182,6 @@ class KaitoWorkspaceArgs(StrictModel):
         }
 
 
-class _TopLevelCustomResource(pulumi.CustomResource):
-    """A custom resource whose fields sit beside ``metadata`` instead of under ``spec``.
-
-    The Python ``kubernetes.apiextensions.CustomResource`` forwards only ``spec``
-    (pulumi/pulumi-kubernetes#2363); the Node SDK's spreads every field under the same
-    ``kubernetes:<apiVersion>:<kind>`` token, which the provider applies as an unstructured object.
-    Registering the whole object under that token does the same from Python.
-    """
-
-    def __init__(self, resource_name: str, obj: dict, opts: pulumi.ResourceOptions):
-        super().__init__(f"kubernetes:{obj['apiVersion']}:{obj['kind']}", resource_name, obj, opts)
-
-
 class KaitoWorkspace(pulumi.ComponentResource):
     """One KAITO preset model on the AKS AI toolchain operator add-on.
 
@@ -237,7 +225,7 @@ class KaitoWorkspace(pulumi.ComponentResource):
                 "(aiToolchainOperatorProfile.enabled) or serve the model with VllmService on a GpuNodePool",
             )
         super().__init__(f"{PACKAGE}:index:KaitoWorkspace", name, None, opts)
-        self.workspace = _TopLevelCustomResource(
+        self.workspace = KubernetesObject(
             f"{name}-workspace",
             args.manifest(),
             pulumi.ResourceOptions(

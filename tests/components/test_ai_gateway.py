@@ -1,0 +1,500 @@
+"""AiGateway under mocks: the Envoy Gateway and AI Gateway charts, Redis for global budgets, the
+Gateway and its policies (API keys, optional Entra JWT, token budgets, buffer size), one route rule
+per model, the per-backend objects, NetworkPolicies around the vLLM pods, refusals, and that no key
+is ever recorded in plain text."""
+
+import functools
+import json
+
+import kubernetes_validate
+import pulumi
+import pulumi_kubernetes as k8s
+import pytest
+
+from components.ai_gateway import (
+    AIGW_CHART,
+    AIGW_CRDS_CHART,
+    AZURE_API_VERSION,
+    EG_CHART,
+    AiGateway,
+    GatewayBackend,
+)
+from planner.analyzer import analyze
+from planner.render import kubernetes_object
+from tests.conftest import of_type, one, refusal_message, run_components
+
+TENANT = "11111111-2222-3333-4444-555555555555"
+VLLM_KEY = "sk-vllm-4c1f0b9e-never-in-plain-text"
+ALICE_KEY = "sk-alice-8d2e7a61-never-in-plain-text"
+BOB_KEY = "sk-bob-19f3c0aa-never-in-plain-text"
+ARGS = {"client_ids": ["alice", "bob"]}
+KEYS = {"alice": ALICE_KEY, "bob": BOB_KEY}
+
+
+class FakeVllm:
+    service_name = "llama"
+
+
+def llama(**overrides) -> GatewayBackend:
+    backend = GatewayBackend.from_vllm(
+        FakeVllm(), "gpu-inference", "meta-llama/Llama-3.1-8B-Instruct", pulumi.Output.secret(VLLM_KEY)
+    )
+    return GatewayBackend(**{**backend.__dict__, **overrides})
+
+
+def gpt(**overrides) -> GatewayBackend:
+    fields = {"name": "gpt-4o", "model": "gpt-4o", "kind": "azure-openai", "hostname": "aoai-test.openai.azure.com"}
+    return GatewayBackend(**{**fields, **overrides})
+
+
+def build(args=None, backends=None, keys=None):
+    holder = {}
+
+    def program():
+        provider = k8s.Provider("k8s", kubeconfig="x")
+        secret_keys = {k: pulumi.Output.secret(v) for k, v in (KEYS if keys is None else keys).items()}
+        gateway = AiGateway(
+            "aigw",
+            args or ARGS,
+            provider=provider,
+            backends=[llama(), gpt()] if backends is None else backends,
+            client_keys=secret_keys,
+        )
+        holder["gateway"] = gateway
+        pulumi.export("endpoint", gateway.endpoint)
+        pulumi.export("routes", gateway.routes)
+
+    run = run_components(program)
+    return holder["gateway"], run
+
+
+@pytest.fixture(scope="module")
+def default_build():
+    return build()
+
+
+@pytest.fixture(scope="module")
+def full_build():
+    args = {
+        **ARGS,
+        "entra_tenant_id": TENANT,
+        "entra_audience": "api://ai-gateway",
+        "load_balancer_ip": "10.224.0.200",
+        "tracing_endpoint": {"service": "otel-collector", "namespace": "monitoring", "sampling_rate": 10},
+        "token_limit_per_hour": 250_000,
+    }
+    return build(args)
+
+
+def obj(run, type_suffix: str, name: str | None = None) -> dict:
+    found = [r for r in of_type(run, type_suffix) if name is None or kubernetes_object(r)["metadata"]["name"] == name]
+    assert len(found) == 1, f"{type_suffix} {name}: {[r.name for r in of_type(run, type_suffix)]}"
+    return kubernetes_object(found[0])
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cached_schemas():
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(kubernetes_validate.utils, "schema_contents", functools.cache(kubernetes_validate.utils.schema_contents))
+        yield
+
+
+# ---- charts ---------------------------------------------------------------------------------------
+
+
+def test_charts_are_pinned_in_their_namespaces(default_build):
+    _, run = default_build
+    charts = {r.name: r.inputs for r in of_type(run, "helm.sh/v4:Chart")}
+    assert {n: (c["chart"], c["version"], c["namespace"]) for n, c in charts.items()} == {
+        "aigw-envoy-gateway": (EG_CHART, "v1.8.2", "envoy-gateway-system"),
+        "aigw-ai-gateway-crds": (AIGW_CRDS_CHART, "v1.1.0", "envoy-ai-gateway-system"),
+        "aigw-ai-gateway": (AIGW_CHART, "v1.1.0", "envoy-ai-gateway-system"),
+    }
+
+
+def test_envoy_gateway_values_enable_the_ai_gateway_extension_and_redis(default_build):
+    _, run = default_build
+    chart = next(r for r in of_type(run, "helm.sh/v4:Chart") if r.name == "aigw-envoy-gateway")
+    eg = chart.inputs["values"]["config"]["envoyGateway"]
+    assert eg["extensionApis"] == {"enableEnvoyPatchPolicy": True, "enableBackend": True}
+    hooks = eg["extensionManager"]["hooks"]["xdsTranslator"]
+    assert hooks["translation"] == {k: {"includeAll": True} for k in ("listener", "route", "cluster", "secret")}
+    assert hooks["post"] == ["Translation", "Cluster", "Route"]
+    assert eg["extensionManager"]["service"] == {
+        "fqdn": {"hostname": "ai-gateway-controller.envoy-ai-gateway-system.svc.cluster.local", "port": 1063}
+    }
+    assert eg["rateLimit"] == {
+        "backend": {"type": "Redis", "redis": {"url": "redis.envoy-gateway-system.svc.cluster.local:6379"}}
+    }
+
+
+def test_controller_chart_waits_for_its_crds_and_envoy_gateway(default_build):
+    _, run = default_build
+    urns = {r.name: r.urn for r in run.resources}
+    controller = next(r for r in run.resources if r.name == "aigw-ai-gateway")
+    assert {urns["aigw-ai-gateway-crds"], urns["aigw-envoy-gateway"]} <= set(controller.options["dependsOn"])
+    for r in run.resources:
+        if r.type.startswith("kubernetes:") and any(
+            g in r.type for g in ("gateway.envoyproxy.io", "gateway.networking", "aigateway")
+        ):
+            assert urns["aigw-ai-gateway"] in r.options["dependsOn"], r.name
+
+
+# ---- built-in kinds -------------------------------------------------------------------------------
+
+
+BUILT_IN = ("core/v1:Namespace", "core/v1:Secret", "networking.k8s.io/v1:NetworkPolicy", "apps/v1:Deployment", "core/v1:Service")
+
+
+def test_built_in_objects_validate_strictly_against_kubernetes_1_34(default_build):
+    _, run = default_build
+    checked = 0
+    for suffix in BUILT_IN:
+        for r in of_type(run, suffix):
+            kubernetes_validate.validate(kubernetes_object(r), "1.34", strict=True)
+            checked += 1
+    assert checked == 3 + 2 + 2 + 1 + 1
+
+
+def test_namespaces(default_build):
+    _, run = default_build
+    names = sorted(kubernetes_object(r)["metadata"]["name"] for r in of_type(run, "core/v1:Namespace"))
+    assert names == ["ai-gateway", "envoy-ai-gateway-system", "envoy-gateway-system"]
+
+
+def test_redis_is_pinned_non_root_ephemeral_and_private(default_build):
+    _, run = default_build
+    deployment = obj(run, "apps/v1:Deployment", "redis")
+    assert deployment["metadata"]["namespace"] == "envoy-gateway-system"
+    pod = deployment["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert container["image"] == "redis:7.4.1-alpine"
+    assert container["args"] == ["--save", "", "--appendonly", "no"]
+    assert pod["securityContext"]["runAsNonRoot"] is True and pod["securityContext"]["runAsUser"] == 999
+    assert container["securityContext"] == {
+        "allowPrivilegeEscalation": False,
+        "capabilities": {"drop": ["ALL"]},
+        "readOnlyRootFilesystem": True,
+    }
+    service = obj(run, "core/v1:Service", "redis")
+    assert service["spec"]["ports"] == [{"name": "redis", "port": 6379, "targetPort": "redis", "protocol": "TCP"}]
+    assert service["spec"]["selector"] == deployment["spec"]["selector"]["matchLabels"]
+    policy = obj(run, "NetworkPolicy", "redis")
+    assert policy["metadata"]["namespace"] == "envoy-gateway-system"
+    assert policy["spec"]["ingress"] == [{"from": [{"podSelector": {}}], "ports": [{"protocol": "TCP", "port": 6379}]}]
+
+
+def test_client_keys_become_one_masked_secret(default_build):
+    _, run = default_build
+    secret = obj(run, "core/v1:Secret", "ai-gateway-client-keys")
+    assert secret["metadata"]["namespace"] == "ai-gateway" and secret["type"] == "Opaque"
+    assert secret["stringData"] == {"alice": "<secret>", "bob": "<secret>"}
+
+
+def test_vllm_key_secret_for_the_self_hosted_backend_only(default_build):
+    _, run = default_build
+    secret = obj(run, "core/v1:Secret", "llama-api-key")
+    assert secret["stringData"] == {"apiKey": "<secret>"}
+    assert len(of_type(run, "core/v1:Secret")) == 2, "the Azure OpenAI token Secret is the refresher's, not created here"
+
+
+def test_network_policy_admits_only_the_gateway_data_plane_and_metrics(default_build):
+    _, run = default_build
+    policy = obj(run, "NetworkPolicy", "ai-gateway-only-llama")
+    assert policy["metadata"]["namespace"] == "gpu-inference"
+    assert policy["spec"] == {
+        "podSelector": {"matchLabels": {"app.kubernetes.io/instance": "llama"}},
+        "policyTypes": ["Ingress"],
+        "ingress": [
+            {
+                "from": [
+                    {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "envoy-gateway-system"}}},
+                    {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}}},
+                ],
+                "ports": [{"protocol": "TCP", "port": 8000}],
+            }
+        ],
+    }
+
+
+def test_one_network_policy_per_model_namespace_and_selector():
+    second = llama(name="llama-b", model="llama-b", hostname="llama.models.svc.cluster.local")
+    _, run = build(backends=[llama(), llama(name="llama-alias", model="alias"), second])
+    policies = {
+        (p["metadata"]["namespace"], p["metadata"]["name"]) for p in map(kubernetes_object, of_type(run, "NetworkPolicy"))
+    }
+    assert policies == {
+        ("envoy-gateway-system", "redis"),
+        ("gpu-inference", "ai-gateway-only-llama"),
+        ("models", "ai-gateway-only-llama"),
+    }
+
+
+# ---- gateway and policies -------------------------------------------------------------------------
+
+
+def test_gateway_class_envoy_proxy_and_gateway(default_build):
+    _, run = default_build
+    gc = obj(run, "GatewayClass")
+    assert gc == {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "GatewayClass",
+        "metadata": {"name": "ai-gateway"},
+        "spec": {"controllerName": "gateway.envoyproxy.io/gatewayclass-controller"},
+    }
+    proxy = obj(run, "EnvoyProxy")
+    assert proxy["apiVersion"] == "gateway.envoyproxy.io/v1alpha1"
+    assert proxy["spec"] == {
+        "provider": {
+            "type": "Kubernetes",
+            "kubernetes": {"envoyService": {"annotations": {"service.beta.kubernetes.io/azure-load-balancer-internal": "true"}}},
+        }
+    }
+    gateway = obj(run, "gateway.networking.k8s.io/v1:Gateway")
+    assert gateway["metadata"] == {"name": "ai-gateway", "namespace": "ai-gateway"}
+    assert gateway["spec"] == {
+        "gatewayClassName": "ai-gateway",
+        "listeners": [{"name": "http", "protocol": "HTTP", "port": 80}],
+        "infrastructure": {"parametersRef": {"group": "gateway.envoyproxy.io", "kind": "EnvoyProxy", "name": "ai-gateway"}},
+    }
+
+
+def test_public_load_balancer_when_asked():
+    _, run = build({**ARGS, "internal_load_balancer": False})
+    assert obj(run, "EnvoyProxy")["spec"]["provider"]["kubernetes"]["envoyService"]["annotations"] == {}
+
+
+def test_tracing_and_fixed_address(full_build):
+    gateway, run = full_build
+    spec = obj(run, "EnvoyProxy")["spec"]
+    assert spec["telemetry"] == {
+        "tracing": {
+            "samplingRate": 10,
+            "provider": {
+                "type": "OpenTelemetry",
+                "backendRefs": [{"name": "otel-collector", "namespace": "monitoring", "port": 4317}],
+            },
+        }
+    }
+    assert spec["provider"]["kubernetes"]["envoyService"]["annotations"] == {
+        "service.beta.kubernetes.io/azure-load-balancer-internal": "true",
+        "service.beta.kubernetes.io/azure-load-balancer-ipv4": "10.224.0.200",
+    }
+    assert gateway.endpoint == "http://10.224.0.200/v1"
+
+
+def test_client_traffic_policy_raises_the_buffer_limit(default_build):
+    _, run = default_build
+    assert obj(run, "ClientTrafficPolicy")["spec"] == {
+        "targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "ai-gateway"}],
+        "connection": {"bufferLimit": "50Mi"},
+    }
+
+
+def test_security_policy_requires_an_api_key(default_build):
+    _, run = default_build
+    spec = obj(run, ":SecurityPolicy")["spec"]
+    assert spec == {
+        "targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "ai-gateway"}],
+        "apiKeyAuth": {
+            "credentialRefs": [{"name": "ai-gateway-client-keys"}],
+            "extractFrom": [{"headers": ["authorization"]}],
+            "forwardClientIDHeader": "x-user-id",
+        },
+    }
+    policy = one(run, ":SecurityPolicy")
+    keys = next(r for r in run.resources if r.name == "aigw-client-keys")
+    assert keys.urn in policy.options["dependsOn"]
+
+
+def test_security_policy_adds_entra_jwt_for_a_tenant(full_build):
+    _, run = full_build
+    assert obj(run, ":SecurityPolicy")["spec"]["jwt"] == {
+        "providers": [
+            {
+                "name": "entra",
+                "issuer": f"https://login.microsoftonline.com/{TENANT}/v2.0",
+                "audiences": ["api://ai-gateway"],
+                "remoteJWKS": {"uri": f"https://login.microsoftonline.com/{TENANT}/discovery/v2.0/keys"},
+            }
+        ]
+    }
+
+
+@pytest.mark.parametrize("built, limit", [("default_build", 1_000_000), ("full_build", 250_000)])
+def test_token_budget_per_client_per_hour(request, built, limit):
+    _, run = request.getfixturevalue(built)
+    spec = obj(run, ":BackendTrafficPolicy")["spec"]
+    assert spec == {
+        "targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "ai-gateway"}],
+        "rateLimit": {
+            "type": "Global",
+            "global": {
+                "rules": [
+                    {
+                        "clientSelectors": [{"headers": [{"name": "x-user-id", "type": "Distinct"}]}],
+                        "limit": {"requests": limit, "unit": "Hour"},
+                        "cost": {
+                            "request": {"from": "Number", "number": 0},
+                            "response": {
+                                "from": "Metadata",
+                                "metadata": {"namespace": "io.envoy.ai_gateway", "key": "llm_total_token"},
+                            },
+                        },
+                    }
+                ]
+            },
+        },
+    }
+
+
+# ---- backends and route ---------------------------------------------------------------------------
+
+
+def test_self_hosted_backend_objects(default_build):
+    _, run = default_build
+    assert obj(run, "gateway.envoyproxy.io/v1alpha1:Backend", "llama")["spec"] == {
+        "endpoints": [{"fqdn": {"hostname": "llama.gpu-inference.svc.cluster.local", "port": 8000}}]
+    }
+    assert obj(run, "AIServiceBackend", "llama")["spec"] == {
+        "schema": {"name": "OpenAI"},
+        "backendRef": {"name": "llama", "kind": "Backend", "group": "gateway.envoyproxy.io"},
+    }
+    assert obj(run, "BackendSecurityPolicy", "llama")["spec"] == {
+        "targetRefs": [{"group": "aigateway.envoyproxy.io", "kind": "AIServiceBackend", "name": "llama"}],
+        "type": "APIKey",
+        "apiKey": {"secretRef": {"name": "llama-api-key"}},
+    }
+    names = [kubernetes_object(r)["metadata"]["name"] for r in of_type(run, "BackendTLSPolicy")]
+    assert names == ["gpt-4o"], "plain HTTP inside the cluster: no TLS policy for vLLM"
+
+
+def test_azure_openai_backend_objects(default_build):
+    _, run = default_build
+    assert obj(run, "gateway.envoyproxy.io/v1alpha1:Backend", "gpt-4o")["spec"] == {
+        "endpoints": [{"fqdn": {"hostname": "aoai-test.openai.azure.com", "port": 443}}]
+    }
+    tls = obj(run, "BackendTLSPolicy", "gpt-4o")
+    assert tls["apiVersion"] == "gateway.networking.k8s.io/v1"
+    assert tls["spec"] == {
+        "targetRefs": [{"group": "gateway.envoyproxy.io", "kind": "Backend", "name": "gpt-4o"}],
+        "validation": {"wellKnownCACertificates": "System", "hostname": "aoai-test.openai.azure.com"},
+    }
+    assert obj(run, "AIServiceBackend", "gpt-4o")["spec"]["schema"] == {"name": "AzureOpenAI", "version": AZURE_API_VERSION}
+    assert obj(run, "BackendSecurityPolicy", "gpt-4o")["spec"]["apiKey"] == {"secretRef": {"name": "gpt-4o-entra-token"}}
+
+
+def test_api_version_override():
+    _, run = build(backends=[gpt(api_version="2024-10-21")])
+    assert obj(run, "AIServiceBackend", "gpt-4o")["spec"]["schema"] == {"name": "AzureOpenAI", "version": "2024-10-21"}
+
+
+def test_one_route_rule_per_model_with_token_costs(default_build):
+    _, run = default_build
+    route = obj(run, "AIGatewayRoute")
+    assert route["apiVersion"] == "aigateway.envoyproxy.io/v1beta1"
+    assert route["metadata"] == {"name": "ai-gateway", "namespace": "ai-gateway"}
+    assert route["spec"] == {
+        "parentRefs": [{"name": "ai-gateway", "kind": "Gateway"}],
+        "rules": [
+            {
+                "matches": [
+                    {"headers": [{"type": "Exact", "name": "x-ai-eg-model", "value": "meta-llama/Llama-3.1-8B-Instruct"}]}
+                ],
+                "backendRefs": [{"name": "llama"}],
+            },
+            {
+                "matches": [{"headers": [{"type": "Exact", "name": "x-ai-eg-model", "value": "gpt-4o"}]}],
+                "backendRefs": [{"name": "gpt-4o"}],
+            },
+        ],
+        "llmRequestCosts": [
+            {"metadataKey": "llm_input_token", "type": "InputToken"},
+            {"metadataKey": "llm_output_token", "type": "OutputToken"},
+            {"metadataKey": "llm_total_token", "type": "TotalToken"},
+        ],
+    }
+
+
+def test_outputs(default_build):
+    gateway, run = default_build
+    assert run.outputs["routes"] == {"meta-llama/Llama-3.1-8B-Instruct": "llama", "gpt-4o": "gpt-4o"}
+    assert gateway.endpoint is None
+    assert gateway.address_command == "kubectl get gateway ai-gateway -n ai-gateway -o jsonpath='{.status.addresses[0].value}'"
+
+
+def test_every_child_is_under_the_component_through_the_provider(default_build):
+    _, run = default_build
+    component = one(run, "aks-gpu:index:AiGateway")
+    provider = one(run, "pulumi:providers:kubernetes").urn
+    children = [r for r in run.resources if r.parent == component.urn]
+    # 3 namespaces, Redis (3), 3 charts, 6 gateway objects + client keys, llama 4 (with its key), gpt-4o 4, route, 1 policy.
+    assert len(children) == 26
+    for r in children:
+        assert r.options["provider"] == provider, r.name
+
+
+def test_no_secret_value_is_recorded_anywhere(full_build, default_build):
+    for _, run in (full_build, default_build):
+        recorded = json.dumps([r.inputs for r in run.resources], default=str) + json.dumps(run.outputs, default=str)
+        for key in (VLLM_KEY, ALICE_KEY, BOB_KEY):
+            assert key not in recorded
+
+
+# ---- refusals -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args, backends, keys, expected",
+    [
+        (
+            {"client_ids": []},
+            None,
+            {},
+            "client_ids=[]: give at least one client: the gateway refuses to serve anonymous requests",
+        ),
+        ({}, None, {}, "client_ids: required key is missing"),
+        (
+            ARGS,
+            [llama(), llama(name="other")],
+            None,
+            "backends.model=['meta-llama/Llama-3.1-8B-Instruct']: backend models must be unique",
+        ),
+        (ARGS, [llama(), llama(model="other")], None, "backends.name=['llama']: backend names must be unique"),
+        ({**ARGS, "redis_image": "redis"}, None, None, "redis_image='redis': pin the Redis image to a version tag or digest"),
+        ({**ARGS, "redis_image": "redis:latest"}, None, None, "pin the Redis image"),
+        ({**ARGS, "eg_version": "latest"}, None, None, "eg_version='latest'"),
+        ({**ARGS, "aigw_version": "1.1"}, None, None, "aigw_version='1.1'"),
+        (ARGS, None, {"alice": "k"}, "no API key for client(s) bob"),
+        (ARGS, None, {**KEYS, "eve": "k"}, "keys for clients not in client_ids: eve"),
+        ({"client_ids": ["alice", "alice"]}, None, {"alice": "k"}, "client ids repeat: alice"),
+        ({**ARGS, "entra_tenant_id": TENANT}, None, None, "Entra ID tokens need both entra_tenant_id and entra_audience"),
+        (ARGS, [], None, "backends=[]: give at least one backend"),
+        (ARGS, [llama(api_key_secret=None)], None, "self-hosted vLLM requires its API key"),
+        (ARGS, [llama(pod_selector=None)], None, "give the serving pods' labels"),
+        (ARGS, [llama(hostname="vllm.example.com")], None, "self-hosted backends are <service>.<namespace>.svc.cluster.local"),
+        (ARGS, [gpt(api_key_secret="k")], None, "Azure OpenAI is called with Entra tokens from the Secret 'gpt-4o-entra-token'"),
+        (ARGS, [gpt(port=8443)], None, "Azure OpenAI is served over HTTPS on 443"),
+        (ARGS, [gpt(hostname="example.com")], None, "an Azure OpenAI endpoint"),
+        (ARGS, [llama(name="Llama")], None, "backends[0].name='Llama'"),
+        (ARGS, [llama(api_version="2024-10-21")], None, "only the AzureOpenAI schema takes an api-version"),
+        ({**ARGS, "extra": 1}, None, None, "extra=1: unknown key"),
+    ],
+)
+def test_bad_input_is_refused_before_anything_is_created(args, backends, keys, expected):
+    def program():
+        AiGateway(
+            "aigw",
+            args,
+            provider=None,
+            backends=[llama(), gpt()] if backends is None else backends,
+            client_keys=KEYS if keys is None else keys,
+        )
+
+    message = refusal_message(program, "AiGateway", "aigw", lambda t: t.startswith("kubernetes:"))
+    assert expected in message
+
+
+def test_policy_pack_has_no_objection(default_build):
+    _, run = default_build
+    assert analyze(run) == []
