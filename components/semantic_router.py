@@ -50,7 +50,8 @@ class SemanticRouter(pulumi.ComponentResource):
         args = validate_args(router_config.RouterConfigArgs, args, "SemanticRouter", name)
         self.config = router_config.render(args)
         super().__init__(f"{PACKAGE}:index:SemanticRouter", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self, provider=provider)
+        # Children wait for what the component waits for (the namespace is often created by a sibling).
+        child = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=opts.depends_on if opts else None)
         self.service_host = f"{RELEASE}.{NAMESPACE}.svc.cluster.local"
         namespace = k8s.core.v1.Namespace(
             f"{name}-namespace",

@@ -22,15 +22,15 @@ COGNITIVE_SERVICES_SCOPE = "https://cognitiveservices.azure.com/.default"
 
 
 class EntraTokenRefresher(pulumi.ComponentResource):
-    """A Secret ``secret_name`` (key ``apiKey``) that always holds a fresh token for ``identity``."""
+    """Secrets ``secret_names`` (key ``apiKey``) that always hold a fresh token for ``identity``."""
 
-    secret_name: str
+    secret_names: list[str]
 
     def __init__(
         self,
         name: str,
         namespace: str,
-        secret_name: str,
+        secret_names: list[str],
         identity: WorkloadIdentity,
         provider: k8s.Provider,
         scope: str = COGNITIVE_SERVICES_SCOPE,
@@ -40,7 +40,7 @@ class EntraTokenRefresher(pulumi.ComponentResource):
         """
         :param name: Logical name; also the Kubernetes name of the service account, Role and CronJob.
         :param namespace: Namespace of the Secret and the refresher.
-        :param secret_name: Secret to keep filled (key ``apiKey``, the name Envoy AI Gateway reads).
+        :param secret_names: Secrets to keep filled (key ``apiKey``, the name Envoy AI Gateway reads).
         :param identity: Workload identity federated with ``<namespace>/<name>``; grant it the target role.
         :param provider: Kubernetes provider of the cluster.
         :param scope: Token scope. Default: Azure AI services (Azure OpenAI).
@@ -48,16 +48,20 @@ class EntraTokenRefresher(pulumi.ComponentResource):
         :param opts: Standard Pulumi resource options.
         """
         super().__init__(f"{PACKAGE}:index:EntraTokenRefresher", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self, provider=provider)
-        self.secret_name = secret_name
-        secret = k8s.core.v1.Secret(
-            f"{name}-secret",
-            metadata={"name": secret_name, "namespace": namespace},
-            type="Opaque",
-            string_data={"apiKey": "pending-first-refresh"},
-            # The refresher owns the value after creation; Pulumi must not put the placeholder back.
-            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(ignore_changes=["stringData", "data"])),
-        )
+        # Children wait for what the component waits for (the namespace is often created by a sibling).
+        child = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=opts.depends_on if opts else None)
+        self.secret_names = list(secret_names)
+        secrets = [
+            k8s.core.v1.Secret(
+                f"{name}-{secret_name}",
+                metadata={"name": secret_name, "namespace": namespace},
+                type="Opaque",
+                string_data={"apiKey": "pending-first-refresh"},
+                # The refresher owns the value after creation; Pulumi must not put the placeholder back.
+                opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(ignore_changes=["stringData", "data"])),
+            )
+            for secret_name in self.secret_names
+        ]
         account = k8s.core.v1.ServiceAccount(
             f"{name}-sa",
             metadata={"name": name, "namespace": namespace, "annotations": identity.service_account_annotations},
@@ -67,7 +71,7 @@ class EntraTokenRefresher(pulumi.ComponentResource):
             f"{name}-role",
             metadata={"name": name, "namespace": namespace},
             # Only this one Secret, only read and patch.
-            rules=[{"apiGroups": [""], "resources": ["secrets"], "resourceNames": [secret_name], "verbs": ["get", "patch"]}],
+            rules=[{"apiGroups": [""], "resources": ["secrets"], "resourceNames": self.secret_names, "verbs": ["get", "patch"]}],
             opts=child,
         )
         k8s.rbac.v1.RoleBinding(
@@ -83,8 +87,8 @@ class EntraTokenRefresher(pulumi.ComponentResource):
             data={"refresh_token.py": SCRIPT.read_text()},
             opts=child,
         )
-        pod = self._pod(name, namespace, secret_name, scope, identity)
-        after = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[secret, account, role, script]))
+        pod = self._pod(name, namespace, self.secret_names, scope, identity)
+        after = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[*secrets, account, role, script]))
         k8s.batch.v1.CronJob(
             f"{name}-cronjob",
             metadata={"name": name, "namespace": namespace},
@@ -104,11 +108,16 @@ class EntraTokenRefresher(pulumi.ComponentResource):
             spec={"backoffLimit": 8, "ttlSecondsAfterFinished": 3600, "template": pod},
             opts=pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(custom_timeouts=pulumi.CustomTimeouts(create="15m"))),
         )
-        self.register_outputs({"secret_name": secret_name})
+        self.register_outputs({"secret_names": self.secret_names})
 
     @staticmethod
-    def _pod(name: str, namespace: str, secret_name: str, scope: str, identity: WorkloadIdentity) -> dict:
-        env = {"TOKEN_SCOPE": scope, "SECRET_NAMESPACE": namespace, "SECRET_NAME": secret_name, "SECRET_KEY": "apiKey"}
+    def _pod(name: str, namespace: str, secret_names: list[str], scope: str, identity: WorkloadIdentity) -> dict:
+        env = {
+            "TOKEN_SCOPE": scope,
+            "SECRET_NAMESPACE": namespace,
+            "SECRET_NAMES": ",".join(secret_names),
+            "SECRET_KEY": "apiKey",
+        }
         return {
             "metadata": {"labels": {"app.kubernetes.io/name": "token-refresher", **identity.pod_labels}},
             "spec": {

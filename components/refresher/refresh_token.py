@@ -34,15 +34,15 @@ def fetch_token() -> str:
         return json.load(response)["access_token"]
 
 
-def store(token: str) -> None:
-    """Merge-patch the token into the Secret through the in-cluster API."""
+def store(token: str, secret_name: str) -> None:
+    """Merge-patch the token into one Secret through the in-cluster API."""
     api = os.environ.get("KUBERNETES_API") or (
         f"https://{os.environ['KUBERNETES_SERVICE_HOST']}:{os.environ['KUBERNETES_SERVICE_PORT']}"
     )
     service_account = os.environ.get("SERVICE_ACCOUNT_DIR", SERVICE_ACCOUNT)
     with open(f"{service_account}/token") as token_file:
         credential = token_file.read().strip()
-    url = f"{api}/api/v1/namespaces/{os.environ['SECRET_NAMESPACE']}/secrets/{os.environ['SECRET_NAME']}"
+    url = f"{api}/api/v1/namespaces/{os.environ['SECRET_NAMESPACE']}/secrets/{secret_name}"
     request = urllib.request.Request(
         url,
         data=json.dumps({"stringData": {os.environ["SECRET_KEY"]: token}}).encode(),
@@ -55,12 +55,15 @@ def store(token: str) -> None:
 
 
 def main() -> int:
+    names = [n for n in os.environ["SECRET_NAMES"].split(",") if n]
     try:
-        store(fetch_token())
-    except Exception as err:
+        token = fetch_token()
+        for name in names:
+            store(token, name)
+    except Exception as err:  # the Job's exit code is the alert; say why
         print(f"token refresh failed: {err}", file=sys.stderr)
         return 1
-    print(f"refreshed {os.environ['SECRET_NAMESPACE']}/{os.environ['SECRET_NAME']}")
+    print("refreshed " + ", ".join(f"{os.environ['SECRET_NAMESPACE']}/{n}" for n in names))
     return 0
 
 

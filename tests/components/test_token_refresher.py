@@ -68,7 +68,7 @@ def endpoints(tmp_path):
         "KUBERNETES_API": base,
         "SERVICE_ACCOUNT_DIR": str(tmp_path / "sa"),
         "SECRET_NAMESPACE": "ai-gateway",
-        "SECRET_NAME": "azure-openai-entra-token",
+        "SECRET_NAMES": "azure-openai-entra-token,gpt-mini-entra-token",
         "SECRET_KEY": "apiKey",
     }
     yield env
@@ -84,8 +84,9 @@ def run_script(env):
 def test_script_exchanges_the_federated_token_and_patches_the_secret(endpoints):
     result = run_script(endpoints)
     assert result.returncode == 0, result.stderr
-    assert "refreshed ai-gateway/azure-openai-entra-token" in result.stdout
-    (_, path, form), (_, url, body, auth, content_type) = FakeEndpoints.seen
+    assert "refreshed ai-gateway/azure-openai-entra-token, ai-gateway/gpt-mini-entra-token" in result.stdout
+    (_, path, form), (_, url, body, auth, content_type), (_, second_url, second_body, *_) = FakeEndpoints.seen
+    assert second_url.endswith("/secrets/gpt-mini-entra-token") and second_body == body
     assert path == "/tenant-1/oauth2/v2.0/token"
     assert form["client_assertion"] == ["projected-sa-jwt"] and form["client_id"] == ["client-1"]
     assert form["grant_type"] == ["client_credentials"]
@@ -108,7 +109,9 @@ def test_component_objects():
         identity = WorkloadIdentity(
             "refresher-identity", {"namespace": "ai-gateway", "service_account": "aoai-token"}, "https://issuer", "rg", "eastus"
         )
-        EntraTokenRefresher("aoai-token", "ai-gateway", "azure-openai-entra-token", identity, k8s.Provider("k8s", kubeconfig="x"))
+        EntraTokenRefresher(
+            "aoai-token", "ai-gateway", ["azure-openai-entra-token"], identity, k8s.Provider("k8s", kubeconfig="x")
+        )
 
     run = run_components(program)
     (role,) = of_type(run, "rbac.authorization.k8s.io/v1:Role")
