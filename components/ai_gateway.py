@@ -622,7 +622,7 @@ class AiGateway(pulumi.ComponentResource):
         peers = [EG_NAMESPACE, *[n for n in args.ingress_peer_namespaces if n != EG_NAMESPACE]]
         for (namespace, selector), ports in sorted(AiGateway.network_policy_targets(backends).items()):
             labels = dict(selector)
-            policy = "-".join(v for _, v in selector)[:40].strip("-.") or "backend"
+            policy = re.sub(r"[^a-z0-9-]+", "-", "-".join(v for _, v in selector).lower())[:40].strip("-") or "backend"
             k8s.networking.v1.NetworkPolicy(
                 f"{name}-netpol-{namespace}-{policy}",
                 metadata={"name": f"{args.gateway_name}-only-{policy}"[:63].strip("-."), "namespace": namespace},

@@ -24,12 +24,14 @@ from .model_store import ModelStoreArgs
 from .monitoring import ManagedPrometheusArgs
 from .qualification_gates import QualificationGatesArgs
 from .rdma_network import RdmaNetworkArgs
+from .semantic_router_gateway import SemanticRouterGatewayArgs
 from .vllm_service import VllmServiceArgs
 
 PROJECT = "aks-gpu-inference"
 SECRET_KEYS = {
     "vllm_api_key": "the key clients send to the model endpoints (pulumi config set --secret vllm_api_key ...)",
     "hf_token": "a Hugging Face token, for models with source huggingface (pulumi config set --secret hf_token ...)",
+    "gateway_client_keys": 'API key per gateway client, a JSON object (pulumi config set --secret gateway_client_keys \'{"agent": "..."}\')',
 }
 """Secrets the program reads with require_secret; they never enter the typed config."""
 
@@ -111,6 +113,10 @@ class StackConfig(StrictModel):
     kaito: list[KaitoWorkspaceArgs] = Field(default_factory=list)
     """KAITO preset models, one Workspace each (needs cluster.kaito). Default none."""
 
+    gateway: SemanticRouterGatewayArgs | None = None
+    """One OpenAI-compatible endpoint with a semantic router in front of ``models`` and Azure OpenAI.
+    Default None."""
+
     tags: dict[str, str] = Field(default_factory=dict)
     """Azure tags applied to every resource that takes tags. Default none."""
 
@@ -176,6 +182,8 @@ class StackConfig(StrictModel):
                 raise FieldProblem(
                     f"{where}.autoscaling", "set", "scales on managed Prometheus metrics: keep cluster.managed_prometheus on"
                 )
+        if self.gateway is not None and not self.models:
+            raise FieldProblem("gateway", "set", "routes to self-hosted models: add at least one entry to models")
         if self.kaito and not self.cluster.kaito:
             raise FieldProblem(
                 "cluster.kaito", False, "the kaito section needs the AI toolchain operator add-on: set cluster.kaito true"

@@ -84,7 +84,8 @@ JAILBREAK_GUARD = "jailbreak-guard"
 _RESERVED_DECISIONS = frozenset({"block-pii", "block-jailbreak"})
 
 _ENDPOINT = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?:([1-9][0-9]{0,4})$")
-_NAME = re.compile(r"^[a-z0-9]([a-z0-9._-]*[a-z0-9])?$")
+MODEL_NAME = re.compile(r"^[a-z0-9]([a-z0-9._-]*[a-z0-9])?$")
+"""What a routed model may be called (the gateway matches it against the request's ``model``)."""
 
 _STRICT = ConfigDict(extra="forbid", frozen=True)
 
@@ -125,7 +126,7 @@ class RouterModel(BaseModel):
     @field_validator("name")
     @classmethod
     def _name_shape(cls, value: str) -> str:
-        if not _NAME.match(value):
+        if not MODEL_NAME.match(value):
             raise ValueError(f"model name {value!r} must be lower-case letters, digits, '.', '_' or '-'")
         return value
 

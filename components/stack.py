@@ -23,6 +23,7 @@ from .model_store import ModelStore
 from .monitoring import ManagedPrometheus
 from .qualification_gates import QualificationGates
 from .rdma_network import RdmaNetwork
+from .semantic_router_gateway import SemanticRouterGateway
 from .vllm_service import ScalingMonitor, VllmService
 from .workload_identity import WorkloadIdentity
 
@@ -47,6 +48,7 @@ class Stack:
     prometheus: ManagedPrometheus | None = None
     models: dict[str, VllmService] = field(default_factory=dict)
     kaito: dict[str, KaitoWorkspace] = field(default_factory=dict)
+    gateway: SemanticRouterGateway | None = None
 
 
 def build_stack(config: StackConfig) -> Stack:
@@ -115,6 +117,8 @@ def build_stack(config: StackConfig) -> Stack:
         stack.prometheus = ManagedPrometheus("prometheus", prometheus_args, cluster.cluster_id, group_name, config.location)
         pulumi.export("prometheus_query_endpoint", stack.prometheus.query_endpoint)
     _serve_models(config, stack, group_name, by_name)
+    if config.gateway:
+        _gateway(config, stack, group_name)
 
     pulumi.export("cluster_name", cluster.cluster_name)
     pulumi.export("resource_group_name", cluster.resource_group_name)
@@ -214,3 +218,40 @@ def _serve_models(config: StackConfig, stack: Stack, group_name: pulumi.Input[st
             for name, service in stack.models.items()
         },
     )
+
+
+def _client_key(keys: dict, client: str) -> str:
+    if client in keys:
+        return keys[client]
+    if "*" in keys:  # the offline planner's placeholder stands for every client
+        return keys["*"]
+    raise ValueError(f"gateway_client_keys has no key for client {client!r}; set it with pulumi config set --secret")
+
+
+def _gateway(config: StackConfig, stack: Stack, group_name: pulumi.Input[str]) -> None:
+    """The single endpoint: semantic router, AI gateway, Azure OpenAI, Grafana."""
+    settings = pulumi.Config()
+    keys = settings.require_secret_object("gateway_client_keys")
+    client_keys = {client: keys.apply(lambda k, c=client: _client_key(k, c)) for client in config.gateway.gateway.client_ids}
+    stack.gateway = SemanticRouterGateway(
+        "gateway",
+        config.gateway,
+        stack.models,
+        stack.cluster.provider,
+        group_name,
+        config.location,
+        stack.cluster.oidc_issuer_url,
+        settings.require_secret("vllm_api_key"),
+        client_keys,
+        prometheus=stack.prometheus,
+        opts=pulumi.ResourceOptions(depends_on=list(stack.models.values())),
+    )
+    pulumi.export("gateway_endpoint", stack.gateway.endpoint)
+    pulumi.export("gateway_address_command", stack.gateway.address_command)
+    pulumi.export("gateway_routes", stack.gateway.routes)
+    pulumi.export(
+        "gateway_cost_per_million", {m: {"prompt": p, "completion": c} for m, (p, c) in stack.gateway.cost_per_million.items()}
+    )
+    if config.gateway.grafana:
+        pulumi.export("grafana_endpoint", stack.gateway.grafana_endpoint)
+        pulumi.export("dashboard_import", stack.gateway.dashboard_import)

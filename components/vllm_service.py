@@ -17,7 +17,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pydantic import Field, field_validator, model_validator
 
-from . import models
+from . import catalog, models
 from ._base import PACKAGE, StrictModel, fail, validate_args
 from .errors import FieldProblem
 from .gpu_node_pool import GpuNodePool
@@ -244,6 +244,9 @@ class VllmService(pulumi.ComponentResource):
 
     endpoint: str
     service_name: str
+    namespace: str
+    served_model_name: str
+    pool_sku: catalog.GpuSku
     fit: models.FitResult
     service_account: str
 
@@ -282,6 +285,9 @@ class VllmService(pulumi.ComponentResource):
         # Children do not inherit the component's depends_on (namespace, Blob read grant): pass it on.
         child = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=opts.depends_on if opts else None)
         self.service_name = args.name
+        self.namespace = args.namespace
+        self.served_model_name = args.served_model_name or args.model
+        self.pool_sku = pool.sku
         self.service_account = args.name
         self.endpoint = f"http://{args.name}.{args.namespace}.svc.cluster.local:{PORT}/v1"
         labels = {"app.kubernetes.io/name": "vllm", INSTANCE_LABEL: args.name}

@@ -104,6 +104,23 @@ def cmd_plan(args: argparse.Namespace) -> int:
             table(["name", "model", "gpu", "tp", "context", "weights/gpu", "kv tokens", "full seqs", "endpoint"], rows),
             end="\n\n",
         )
+    routes = render.plain(run.outputs.get("gateway_routes") or {})
+    if routes:
+        costs = render.plain(run.outputs.get("gateway_cost_per_million") or {})
+        endpoint = run.outputs.get("gateway_endpoint") or f"(after deploy: {run.outputs.get('gateway_address_command')})"
+        print(f'Gateway: {endpoint}  (clients send model "vllm-sr/auto" or a model below; API key required)')
+        rows = [
+            [
+                model,
+                backend,
+                f"${costs.get(model, {}).get('prompt', 0):,.2f}",
+                f"${costs.get(model, {}).get('completion', 0):,.2f}",
+            ]
+            for model, backend in sorted(routes.items())
+        ]
+        print(table(["model", "backend", "$/1M prompt", "$/1M completion"], rows))
+        print("  note: self-hosted cost = the replica's share of its VM's list price at the assumed throughput; Azure OpenAI")
+        print("  prices are unverified third-party list prices. Estimates, not quotes.", end="\n\n")
     claim_verdicts = claims.check(run)
     (out_dir / "claims.json").write_text(json.dumps([v.__dict__ for v in claim_verdicts], indent=2) + "\n")
     unsatisfiable = [v for v in claim_verdicts if not v.satisfiable]

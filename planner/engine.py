@@ -130,6 +130,8 @@ class PlaceholderMocks(pulumi.runtime.Mocks):
                 "prometheusQueryEndpoint": placeholder("prometheusQueryEndpoint"),
                 "internalId": placeholder("internalId"),
             }
+        if args.typ == "azure-native:applicationinsights:Component":
+            state["connectionString"] = placeholder(f"{args.name}.connectionString")
         if args.typ == "azure-native:containerservice:ManagedCluster":
             state["oidcIssuerProfile"] = {**state.get("oidcIssuerProfile", {}), "issuerURL": placeholder("oidcIssuerURL")}
             state["fqdn"] = placeholder("fqdn")

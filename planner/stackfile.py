@@ -83,7 +83,9 @@ def add_secret_placeholders(project: str, config: dict[str, str], secret_keys: l
     for key in SECRET_KEYS:
         full_key = f"{project}:{key}"
         if full_key not in config:
-            config[full_key] = f"<secret:{full_key}>"
+            placeholder = f"<secret:{full_key}>"
+            # Object secrets (client -> key) get one placeholder that stands for every entry.
+            config[full_key] = json.dumps({"*": placeholder}) if key.endswith("_keys") else placeholder
             secret_keys.append(full_key)
             added.append(key)
     return added

@@ -62,7 +62,15 @@ def dev_config() -> dict:
     return stack_config("dev")
 
 
-CUSTOM_RESOURCE_GROUPS = {"keda.sh", "azmonitoring.coreos.com", "kaito.sh", "inference.networking.k8s.io"}
+CUSTOM_RESOURCE_GROUPS = {
+    "keda.sh",
+    "azmonitoring.coreos.com",
+    "kaito.sh",
+    "inference.networking.k8s.io",
+    "gateway.networking.k8s.io",
+    "gateway.envoyproxy.io",
+    "aigateway.envoyproxy.io",
+}
 """API groups of the custom resources the project renders; kubernetes-validate has no schema for them."""
 
 

@@ -423,11 +423,647 @@ class Workspace(Strict):
         return self
 
 
+# ---- Gateway API (gateway.networking.k8s.io/v1) -------------------------------------------------
+# Source: kubernetes-sigs/gateway-api apis/v1/gateway_types.go (GatewaySpec, Listener,
+# GatewayInfrastructure, LocalParametersReference), gatewayclass_types.go (GatewayClassSpec) and
+# backendtlspolicy_types.go (BackendTLSPolicySpec, BackendTLSPolicyValidation; v1 since Gateway API
+# v1.4), with the shared reference types of shared_types.go / policy_types.go.
+
+Group = Annotated[str, Field(pattern=r"^$|^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$", max_length=253)]
+Kind = Annotated[str, Field(pattern=r"^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$", max_length=63)]
+ObjectName = Annotated[str, Field(min_length=1, max_length=253)]
+Port = Annotated[int, Field(ge=1, le=65535)]
+
+
+class LocalPolicyTargetReference(Strict):
+    """gwapiv1a2.LocalPolicyTargetReference (and its WithSectionName variant): a target in the policy's namespace."""
+
+    group: Group
+    kind: Kind
+    name: ObjectName
+    sectionName: str | None = None
+
+
+class SecretObjectReference(Strict):
+    """gwapiv1.SecretObjectReference."""
+
+    name: ObjectName
+    group: Group | None = None
+    kind: Kind | None = None
+    namespace: str | None = None
+
+
+class BackendObjectReference(Strict):
+    """gwapiv1.BackendObjectReference."""
+
+    name: ObjectName
+    group: Group | None = None
+    kind: Kind | None = None
+    namespace: str | None = None
+    port: Port | None = None
+
+
+class ParentReference(Strict):
+    """gwapiv1.ParentReference."""
+
+    name: ObjectName
+    group: Group | None = None
+    kind: Kind | None = None
+    namespace: str | None = None
+    sectionName: str | None = None
+    port: Port | None = None
+
+
+class LocalParametersReference(Strict):
+    group: Group
+    kind: Kind
+    name: ObjectName
+
+
+class GatewayInfrastructure(Strict):
+    labels: dict[str, str] | None = None
+    annotations: dict[str, str] | None = None
+    parametersRef: LocalParametersReference | None = None
+
+
+class Listener(Strict):
+    name: Annotated[str, Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")]
+    port: Port
+    protocol: str
+    hostname: str | None = None
+    tls: Unmodelled | None = None
+    allowedRoutes: Unmodelled | None = None
+
+
+class GatewaySpec(Strict):
+    gatewayClassName: ObjectName
+    listeners: list[Listener] = Field(min_length=1, max_length=64)
+    addresses: list[Unmodelled] | None = None
+    infrastructure: GatewayInfrastructure | None = None
+    backendTLS: Unmodelled | None = None
+    allowedListeners: Unmodelled | None = None
+    tls: Unmodelled | None = None
+
+
+class Gateway(Strict):
+    apiVersion: Literal["gateway.networking.k8s.io/v1"]
+    kind: Literal["Gateway"]
+    metadata: ObjectMeta
+    spec: GatewaySpec
+
+
+class GatewayClassSpec(Strict):
+    controllerName: Annotated[
+        str, Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/[A-Za-z0-9\/\-._~%!$&'()*+,;=:]+$")
+    ]
+    parametersRef: Unmodelled | None = None
+    description: str | None = Field(None, max_length=64)
+
+
+class GatewayClass(Strict):
+    apiVersion: Literal["gateway.networking.k8s.io/v1"]
+    kind: Literal["GatewayClass"]
+    metadata: ObjectMeta
+    spec: GatewayClassSpec
+
+
+class BackendTLSPolicyValidation(Strict):
+    hostname: str
+    """Required: the SNI and the name the certificate must carry."""
+    caCertificateRefs: list[Unmodelled] | None = None
+    wellKnownCACertificates: Literal["System"] | None = None
+    subjectAltNames: list[Unmodelled] | None = None
+
+    @model_validator(mode="after")
+    def _one_trust_source(self) -> BackendTLSPolicyValidation:
+        if bool(self.caCertificateRefs) == (self.wellKnownCACertificates is not None):
+            raise ValueError("give exactly one of caCertificateRefs and wellKnownCACertificates")
+        return self
+
+
+class BackendTLSPolicySpec(Strict):
+    targetRefs: list[LocalPolicyTargetReference] = Field(min_length=1, max_length=16)
+    validation: BackendTLSPolicyValidation
+    options: dict[str, str] | None = None
+
+
+class BackendTLSPolicy(Strict):
+    apiVersion: Literal["gateway.networking.k8s.io/v1"]
+    kind: Literal["BackendTLSPolicy"]
+    metadata: ObjectMeta
+    spec: BackendTLSPolicySpec
+
+
+# ---- Envoy Gateway (gateway.envoyproxy.io/v1alpha1) ---------------------------------------------
+# Source: envoyproxy/gateway api/v1alpha1 (v1.8): envoyproxy_types.go (EnvoyProxySpec,
+# EnvoyProxyProvider, EnvoyProxyKubernetesProvider), shared_types.go (KubernetesServiceSpec,
+# BackendRef), tracing_types.go (ProxyTracing, TracingProvider), clienttrafficpolicy_types.go and
+# connection_types.go (ClientConnection), securitypolicy_types.go and api_key_auth_types.go (APIKeyAuth,
+# ExtractFrom), jwt_types.go (JWT, JWTProvider, RemoteJWKS), backendtrafficpolicy_types.go and
+# ratelimit_types.go (RateLimitSpec, GlobalRateLimit, RateLimitRule, RateLimitSelectCondition,
+# HeaderMatch, RateLimitValue, RateLimitCost, RateLimitCostSpecifier, RateLimitCostMetadata),
+# backend_types.go (BackendSpec, BackendEndpoint, FQDNEndpoint) and envoypatchpolicy_types.go
+# (EnvoyPatchPolicySpec, EnvoyJSONPatchConfig, JSONPatchOperation). Policies attach with
+# targetRefs (or the older single targetRef) of gwapiv1a2.LocalPolicyTargetReferenceWithSectionName.
+
+
+class EnvoyServiceSpec(Strict):
+    """KubernetesServiceSpec."""
+
+    annotations: dict[str, str] | None = None
+    labels: dict[str, str] | None = None
+    type: Literal["ClusterIP", "LoadBalancer", "NodePort"] | None = None
+    loadBalancerClass: str | None = None
+    allocateLoadBalancerNodePorts: bool | None = None
+    loadBalancerSourceRanges: list[str] | None = None
+    loadBalancerIP: str | None = None
+    externalTrafficPolicy: Literal["Local", "Cluster"] | None = None
+    name: str | None = None
+    patch: Unmodelled | None = None
+
+
+class EnvoyProxyKubernetesProvider(Strict):
+    envoyService: EnvoyServiceSpec | None = None
+    envoyDeployment: Unmodelled | None = None
+    envoyDaemonSet: Unmodelled | None = None
+    envoyHpa: Unmodelled | None = None
+    envoyPDB: Unmodelled | None = None
+    useListenerPortAsContainerPort: bool | None = None
+
+
+class EnvoyProxyProvider(Strict):
+    type: Literal["Kubernetes", "Custom", "Host"]
+    kubernetes: EnvoyProxyKubernetesProvider | None = None
+    host: Unmodelled | None = None
+
+
+class TracingProvider(Strict):
+    type: Literal["OpenTelemetry", "Zipkin", "Datadog"]
+    backendRefs: list[BackendObjectReference] | None = None
+    backendSettings: Unmodelled | None = None
+    host: str | None = None
+    port: Port | None = None
+    serviceName: str | None = None
+    zipkin: Unmodelled | None = None
+
+
+class ProxyTracing(Strict):
+    provider: TracingProvider
+    samplingRate: Annotated[int, Field(ge=0, le=100)] | None = None
+    samplingFraction: Unmodelled | None = None
+    customTags: Unmodelled | None = None
+    tags: dict[str, str] | None = None
+    spanName: Unmodelled | None = None
+
+
+class ProxyTelemetry(Strict):
+    tracing: ProxyTracing | None = None
+    accessLog: Unmodelled | None = None
+    metrics: Unmodelled | None = None
+
+
+class EnvoyProxySpec(Strict):
+    provider: EnvoyProxyProvider | None = None
+    telemetry: ProxyTelemetry | None = None
+    logging: Unmodelled | None = None
+    bootstrap: Unmodelled | None = None
+    concurrency: int | None = None
+    routingType: Literal["Service", "Endpoint"] | None = None
+    extraArgs: list[str] | None = None
+    mergeGateways: bool | None = None
+    shutdown: Unmodelled | None = None
+    filterOrder: list[Unmodelled] | None = None
+    backendTLS: Unmodelled | None = None
+    ipFamily: Literal["IPv4", "IPv6", "DualStack"] | None = None
+    preserveRouteOrder: bool | None = None
+    luaValidation: str | None = None
+
+
+class EnvoyProxy(Strict):
+    apiVersion: Literal["gateway.envoyproxy.io/v1alpha1"]
+    kind: Literal["EnvoyProxy"]
+    metadata: ObjectMeta
+    spec: EnvoyProxySpec
+
+
+Quantity = Annotated[str, Field(pattern=r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|k|M|G|T)?$")]
+
+
+class ClientConnection(Strict):
+    bufferLimit: Quantity | None = None
+    socketBufferLimit: Quantity | None = None
+    connectionLimit: Unmodelled | None = None
+    maxAcceptPerSocketEvent: NonNegative | None = None
+
+
+class PolicyTargets(Strict):
+    """The policy attachment every Envoy Gateway policy shares (PolicyTargetReferences)."""
+
+    targetRef: LocalPolicyTargetReference | None = None
+    targetRefs: list[LocalPolicyTargetReference] | None = None
+    targetSelectors: list[Unmodelled] | None = None
+
+    def targets(self) -> list[LocalPolicyTargetReference]:
+        return [self.targetRef] if self.targetRef else list(self.targetRefs or [])
+
+    @model_validator(mode="after")
+    def _attached(self) -> PolicyTargets:
+        if not (self.targetRef or self.targetRefs or self.targetSelectors):
+            raise ValueError("a policy attaches through targetRef, targetRefs or targetSelectors")
+        return self
+
+
+class ClientTrafficPolicySpec(PolicyTargets):
+    connection: ClientConnection | None = None
+    tcpKeepalive: Unmodelled | None = None
+    enableProxyProtocol: bool | None = None
+    proxyProtocol: Unmodelled | None = None
+    clientIPDetection: Unmodelled | None = None
+    tls: Unmodelled | None = None
+    path: Unmodelled | None = None
+    headers: Unmodelled | None = None
+    timeout: Unmodelled | None = None
+    http1: Unmodelled | None = None
+    http2: Unmodelled | None = None
+    http3: Unmodelled | None = None
+    healthCheck: Unmodelled | None = None
+
+
+class ClientTrafficPolicy(Strict):
+    apiVersion: Literal["gateway.envoyproxy.io/v1alpha1"]
+    kind: Literal["ClientTrafficPolicy"]
+    metadata: ObjectMeta
+    spec: ClientTrafficPolicySpec
+
+
+class ExtractFrom(Strict):
+    headers: list[str] | None = None
+    params: list[str] | None = None
+    cookies: list[str] | None = None
+
+
+class APIKeyAuth(Strict):
+    credentialRefs: list[SecretObjectReference] = Field(min_length=1)
+    extractFrom: list[ExtractFrom] = Field(min_length=1)
+    forwardClientIDHeader: str | None = None
+    sanitize: bool | None = None
+
+
+class RemoteJWKS(Strict):
+    uri: Annotated[str, Field(pattern=r"^https://")]
+    backendRefs: list[BackendObjectReference] | None = None
+    backendSettings: Unmodelled | None = None
+    cacheDuration: str | None = None
+
+
+class JWTProvider(Strict):
+    name: str
+    issuer: str | None = None
+    audiences: list[str] | None = None
+    remoteJWKS: RemoteJWKS | None = None
+    localJWKS: Unmodelled | None = None
+    claimToHeaders: list[Unmodelled] | None = None
+    recomputeRoute: bool | None = None
+    extractFrom: Unmodelled | None = None
+
+
+class JWT(Strict):
+    providers: list[JWTProvider] = Field(min_length=1, max_length=4)
+    optional: bool | None = None
+
+
+class SecurityPolicySpec(PolicyTargets):
+    apiKeyAuth: APIKeyAuth | None = None
+    jwt: JWT | None = None
+    basicAuth: Unmodelled | None = None
+    oidc: Unmodelled | None = None
+    extAuth: Unmodelled | None = None
+    cors: Unmodelled | None = None
+    authorization: Unmodelled | None = None
+
+
+class SecurityPolicy(Strict):
+    apiVersion: Literal["gateway.envoyproxy.io/v1alpha1"]
+    kind: Literal["SecurityPolicy"]
+    metadata: ObjectMeta
+    spec: SecurityPolicySpec
+
+
+class HeaderMatch(Strict):
+    name: str
+    type: Literal["Exact", "RegularExpression", "Distinct"] | None = None
+    value: str | None = None
+    invert: bool | None = None
+
+
+class RateLimitSelectCondition(Strict):
+    headers: list[HeaderMatch] | None = None
+    sourceCIDR: Unmodelled | None = None
+    methods: list[Unmodelled] | None = None
+    path: Unmodelled | None = None
+    queryParams: list[Unmodelled] | None = None
+
+
+class RateLimitValue(Strict):
+    requests: int = Field(ge=0)
+    unit: Literal["Second", "Minute", "Hour", "Day", "Month", "Year"]
+
+
+class RateLimitCostMetadata(Strict):
+    namespace: str
+    key: str
+
+
+class RateLimitCostSpecifier(Strict):
+    # The CRD's CEL rule: Number needs `number`, Metadata needs `metadata`, never both.
+    from_: Literal["Number", "Metadata"] = Field(alias="from")
+    number: NonNegative | None = None
+    metadata: RateLimitCostMetadata | None = None
+
+    @model_validator(mode="after")
+    def _source(self) -> RateLimitCostSpecifier:
+        if (self.from_ == "Number") != (self.number is not None and self.metadata is None):
+            raise ValueError("from Number takes number, from Metadata takes metadata")
+        return self
+
+
+class RateLimitCost(Strict):
+    request: RateLimitCostSpecifier | None = None
+    response: RateLimitCostSpecifier | None = None
+
+
+class RateLimitRule(Strict):
+    limit: RateLimitValue
+    clientSelectors: list[RateLimitSelectCondition] | None = Field(None, max_length=8)
+    cost: RateLimitCost | None = None
+    shared: bool | None = None
+    shadowMode: bool | None = None
+
+
+class GlobalRateLimit(Strict):
+    rules: list[RateLimitRule] = Field(max_length=128)
+
+
+class RateLimitSpec(Strict):
+    type: Literal["Global", "Local"] | None = None
+    global_: GlobalRateLimit | None = Field(None, alias="global")
+    local: Unmodelled | None = None
+
+
+class BackendTrafficPolicySpec(PolicyTargets):
+    rateLimit: RateLimitSpec | None = None
+    loadBalancer: Unmodelled | None = None
+    retry: Unmodelled | None = None
+    timeout: Unmodelled | None = None
+    circuitBreaker: Unmodelled | None = None
+    healthCheck: Unmodelled | None = None
+    connection: Unmodelled | None = None
+    tcpKeepalive: Unmodelled | None = None
+    proxyProtocol: Unmodelled | None = None
+    dns: Unmodelled | None = None
+    http2: Unmodelled | None = None
+    faultInjection: Unmodelled | None = None
+    useClientProtocol: bool | None = None
+    compression: list[Unmodelled] | None = None
+    responseOverride: list[Unmodelled] | None = None
+    mergeType: str | None = None
+    requestBuffer: Unmodelled | None = None
+    telemetry: Unmodelled | None = None
+
+
+class BackendTrafficPolicy(Strict):
+    apiVersion: Literal["gateway.envoyproxy.io/v1alpha1"]
+    kind: Literal["BackendTrafficPolicy"]
+    metadata: ObjectMeta
+    spec: BackendTrafficPolicySpec
+
+
+class FQDNEndpoint(Strict):
+    hostname: Annotated[
+        str, Field(pattern=r"^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$", max_length=253)
+    ]
+    port: Port
+
+
+class BackendEndpoint(Strict):
+    fqdn: FQDNEndpoint | None = None
+    ip: Unmodelled | None = None
+    unix: Unmodelled | None = None
+    zone: str | None = None
+
+    @model_validator(mode="after")
+    def _one_address(self) -> BackendEndpoint:
+        if sum(x is not None for x in (self.fqdn, self.ip, self.unix)) != 1:
+            raise ValueError("an endpoint is exactly one of fqdn, ip and unix")
+        return self
+
+
+class BackendSpec(Strict):
+    endpoints: list[BackendEndpoint] | None = Field(None, min_length=1, max_length=64)
+    appProtocols: list[str] | None = None
+    fallback: bool | None = None
+    type: Literal["Endpoints", "DynamicResolver"] | None = None
+    tls: Unmodelled | None = None
+
+
+class Backend(Strict):
+    apiVersion: Literal["gateway.envoyproxy.io/v1alpha1"]
+    kind: Literal["Backend"]
+    metadata: ObjectMeta
+    spec: BackendSpec
+
+
+class JSONPatchOperation(Strict):
+    op: Literal["add", "remove", "replace", "move", "copy", "test"]
+    path: str | None = None
+    jsonPath: str | None = None
+    from_: str | None = Field(None, alias="from")
+    value: Any = None
+
+
+class EnvoyJSONPatchConfig(Strict):
+    type: Literal[
+        "type.googleapis.com/envoy.config.listener.v3.Listener",
+        "type.googleapis.com/envoy.config.route.v3.RouteConfiguration",
+        "type.googleapis.com/envoy.config.cluster.v3.Cluster",
+        "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment",
+        "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret",
+    ]
+    name: str
+    operation: JSONPatchOperation
+
+
+class EnvoyPatchPolicySpec(Strict):
+    type: Literal["JSONPatch"]
+    targetRef: LocalPolicyTargetReference
+    jsonPatches: list[EnvoyJSONPatchConfig] | None = None
+    priority: int | None = None
+
+
+class EnvoyPatchPolicy(Strict):
+    apiVersion: Literal["gateway.envoyproxy.io/v1alpha1"]
+    kind: Literal["EnvoyPatchPolicy"]
+    metadata: ObjectMeta
+    spec: EnvoyPatchPolicySpec
+
+
+# ---- Envoy AI Gateway (aigateway.envoyproxy.io/v1beta1) -----------------------------------------
+# Source: envoyproxy/ai-gateway api/v1beta1 ai_gateway_route.go (AIGatewayRouteSpec: parentRefs,
+# hostnames, rules (max 15), llmRequestCosts, rateLimitsFromHeaders; AIGatewayRouteRule: backendRefs,
+# matches, timeouts, streamIdleTimeout, modelsOwnedBy, modelsCreatedAt), ai_service_backend.go
+# (AIServiceBackendSpec: schema, backendRef (must be an Envoy Gateway Backend), headerMutation,
+# bodyMutation, responseBodyMutation), backendsecurity_policy.go (BackendSecurityPolicySpec: targetRefs,
+# type, apiKey, awsCredentials, azureAPIKey, azureCredentials, gcpCredentials, anthropicAPIKey,
+# credentialOverride; BackendSecurityPolicyAPIKey.secretRef, whose Secret key is "apiKey") and
+# shared_types.go (VersionedAPISchema, LLMRequestCost).
+
+
+class HTTPHeaderMatch(Strict):
+    name: str
+    value: str
+    type: Literal["Exact", "RegularExpression"] | None = None
+
+
+class AIGatewayRouteRuleMatch(Strict):
+    headers: list[HTTPHeaderMatch] | None = None
+
+
+class AIGatewayRouteRuleBackendRef(Strict):
+    name: ObjectName
+    namespace: str | None = None
+    group: Group | None = None
+    kind: Kind | None = None
+    modelNameOverride: str | None = None
+    weight: NonNegative | None = None
+    priority: NonNegative | None = None
+    headerMutation: Unmodelled | None = None
+    bodyMutation: Unmodelled | None = None
+
+
+class AIGatewayRouteRule(Strict):
+    backendRefs: list[AIGatewayRouteRuleBackendRef] | None = Field(None, max_length=128)
+    matches: list[AIGatewayRouteRuleMatch] | None = Field(None, max_length=128)
+    timeouts: Unmodelled | None = None
+    streamIdleTimeout: str | None = None
+    modelsOwnedBy: str | None = None
+    modelsCreatedAt: str | None = None
+
+
+class LLMRequestCost(Strict):
+    metadataKey: str
+    type: Literal["InputToken", "CachedInputToken", "CacheCreationInputToken", "OutputToken", "TotalToken", "CEL"]
+    cel: str | None = None
+
+
+class AIGatewayRouteSpec(Strict):
+    rules: list[AIGatewayRouteRule] = Field(max_length=15)
+    parentRefs: list[ParentReference] | None = Field(None, max_length=16)
+    hostnames: list[str] | None = None
+    llmRequestCosts: list[LLMRequestCost] | None = Field(None, max_length=36)
+    rateLimitsFromHeaders: list[Unmodelled] | None = None
+
+    @field_validator("parentRefs")
+    @classmethod
+    def _gateways(cls, refs: list[ParentReference] | None) -> list[ParentReference] | None:
+        if refs and any(r.kind != "Gateway" for r in refs):
+            raise ValueError("only Gateway is supported")
+        return refs
+
+
+class AIGatewayRoute(Strict):
+    apiVersion: Literal["aigateway.envoyproxy.io/v1beta1"]
+    kind: Literal["AIGatewayRoute"]
+    metadata: ObjectMeta
+    spec: AIGatewayRouteSpec
+
+
+class VersionedAPISchema(Strict):
+    name: Literal["OpenAI", "Cohere", "AWSBedrock", "AzureOpenAI", "GCPVertexAI", "GCPAnthropic", "Anthropic", "AWSAnthropic"]
+    version: str | None = None
+    prefix: str | None = None
+
+
+class AIServiceBackendSpec(Strict):
+    schema_: VersionedAPISchema = Field(alias="schema")
+    backendRef: BackendObjectReference
+    headerMutation: Unmodelled | None = None
+    bodyMutation: Unmodelled | None = None
+    responseBodyMutation: Unmodelled | None = None
+
+    @field_validator("backendRef")
+    @classmethod
+    def _envoy_backend(cls, ref: BackendObjectReference) -> BackendObjectReference:
+        if (ref.group, ref.kind) != ("gateway.envoyproxy.io", "Backend"):
+            raise ValueError("BackendRef must be a Backend resource of Envoy Gateway")
+        return ref
+
+
+class AIServiceBackend(Strict):
+    apiVersion: Literal["aigateway.envoyproxy.io/v1beta1"]
+    kind: Literal["AIServiceBackend"]
+    metadata: ObjectMeta
+    spec: AIServiceBackendSpec
+
+
+class BackendSecurityPolicyAPIKey(Strict):
+    secretRef: SecretObjectReference
+
+
+class BackendSecurityPolicySpec(Strict):
+    type: Literal["APIKey", "AWSCredentials", "AzureAPIKey", "AzureCredentials", "GCPCredentials", "AnthropicAPIKey"]
+    targetRefs: list[LocalPolicyTargetReference] | None = Field(None, max_length=16)
+    apiKey: BackendSecurityPolicyAPIKey | None = None
+    azureAPIKey: BackendSecurityPolicyAPIKey | None = None
+    anthropicAPIKey: BackendSecurityPolicyAPIKey | None = None
+    awsCredentials: Unmodelled | None = None
+    azureCredentials: Unmodelled | None = None
+    gcpCredentials: Unmodelled | None = None
+    credentialOverride: Unmodelled | None = None
+
+    @model_validator(mode="after")
+    def _only_its_type(self) -> BackendSecurityPolicySpec:
+        field = {"APIKey": "apiKey", "AzureAPIKey": "azureAPIKey", "AnthropicAPIKey": "anthropicAPIKey"}.get(
+            self.type, self.type[0].lower() + self.type[1:]
+        )
+        mechanisms = ("apiKey", "azureAPIKey", "anthropicAPIKey", "awsCredentials", "azureCredentials", "gcpCredentials")
+        set_ = [m for m in mechanisms if getattr(self, m) is not None]
+        if set_ != [field]:
+            raise ValueError(f"When type is {self.type}, only {field} field should be set")
+        return self
+
+    @field_validator("targetRefs")
+    @classmethod
+    def _backends(cls, refs):
+        allowed = {("aigateway.envoyproxy.io", "AIServiceBackend"), ("inference.networking.k8s.io", "InferencePool")}
+        if refs and any((r.group, r.kind) not in allowed for r in refs):
+            raise ValueError("targetRefs must reference AIServiceBackend or InferencePool resources")
+        return refs
+
+
+class BackendSecurityPolicy(Strict):
+    apiVersion: Literal["aigateway.envoyproxy.io/v1beta1"]
+    kind: Literal["BackendSecurityPolicy"]
+    metadata: ObjectMeta
+    spec: BackendSecurityPolicySpec
+
+
 MODELS: dict[tuple[str, str], type[Strict]] = {
     ("keda.sh/v1alpha1", "ScaledObject"): ScaledObject,
     ("keda.sh/v1alpha1", "TriggerAuthentication"): TriggerAuthentication,
     ("azmonitoring.coreos.com/v1", "PodMonitor"): PodMonitor,
     ("kaito.sh/v1beta1", "Workspace"): Workspace,
+    ("gateway.networking.k8s.io/v1", "Gateway"): Gateway,
+    ("gateway.networking.k8s.io/v1", "GatewayClass"): GatewayClass,
+    ("gateway.networking.k8s.io/v1", "BackendTLSPolicy"): BackendTLSPolicy,
+    ("gateway.envoyproxy.io/v1alpha1", "EnvoyProxy"): EnvoyProxy,
+    ("gateway.envoyproxy.io/v1alpha1", "ClientTrafficPolicy"): ClientTrafficPolicy,
+    ("gateway.envoyproxy.io/v1alpha1", "SecurityPolicy"): SecurityPolicy,
+    ("gateway.envoyproxy.io/v1alpha1", "BackendTrafficPolicy"): BackendTrafficPolicy,
+    ("gateway.envoyproxy.io/v1alpha1", "Backend"): Backend,
+    ("gateway.envoyproxy.io/v1alpha1", "EnvoyPatchPolicy"): EnvoyPatchPolicy,
+    ("aigateway.envoyproxy.io/v1beta1", "AIGatewayRoute"): AIGatewayRoute,
+    ("aigateway.envoyproxy.io/v1beta1", "AIServiceBackend"): AIServiceBackend,
+    ("aigateway.envoyproxy.io/v1beta1", "BackendSecurityPolicy"): BackendSecurityPolicy,
 }
 
 
@@ -477,6 +1113,7 @@ def test_every_custom_resource_group_has_a_model_or_is_rendered_only_by_charts()
     modelled = {api.split("/")[0] for api, _ in MODELS}
     # InferencePool (inference.networking.k8s.io) is rendered by the inferencepool Helm chart, not by the program.
     assert CUSTOM_RESOURCE_GROUPS - modelled == {"inference.networking.k8s.io"}
+    assert {"gateway.networking.k8s.io", "gateway.envoyproxy.io", "aigateway.envoyproxy.io"} <= modelled
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -489,10 +1126,55 @@ def test_every_rendered_custom_resource_matches_its_model(stack_objects, stack):
         MODELS[key].model_validate(obj)
 
 
+GATEWAY_KINDS = {
+    "Gateway",
+    "GatewayClass",
+    "BackendTLSPolicy",
+    "EnvoyProxy",
+    "ClientTrafficPolicy",
+    "SecurityPolicy",
+    "BackendTrafficPolicy",
+    "Backend",
+    "EnvoyPatchPolicy",
+    "AIGatewayRoute",
+    "AIServiceBackend",
+    "BackendSecurityPolicy",
+}
+"""What the dev stack's gateway section (SemanticRouterGateway) renders besides its two PodMonitors."""
+
+
 def test_the_stacks_render_the_expected_custom_resources(stack_objects):
     kinds = {stack: sorted(o["kind"] for o in custom_resources(objects)) for stack, objects in stack_objects.items()}
-    assert kinds["dev"] == ["PodMonitor", "ScaledObject", "TriggerAuthentication"]
-    assert kinds["prod"] == ["PodMonitor", "PodMonitor", "Workspace"]
+    model_kinds = {
+        stack: sorted(o["kind"] for o in custom_resources(objects) if o["kind"] not in GATEWAY_KINDS and not gateway_monitor(o))
+        for stack, objects in stack_objects.items()
+    }
+    # The model's own objects, unchanged by the gateway.
+    assert model_kinds["dev"] == ["PodMonitor", "ScaledObject", "TriggerAuthentication"]
+    assert model_kinds["prod"] == ["PodMonitor", "PodMonitor", "Workspace"]
+    # The gateway path: every kind once per gateway, backend kinds once per backend (llama-8b and gpt-4.1),
+    # and a TLS policy only for the 443 (Azure OpenAI) backend.
+    per_backend = {"Backend": 2, "AIServiceBackend": 2, "BackendSecurityPolicy": 2}
+    gateway = {k: kinds["dev"].count(k) for k in GATEWAY_KINDS}
+    assert gateway == {k: per_backend.get(k, 1) for k in GATEWAY_KINDS}
+    assert sorted(o["metadata"]["name"] for o in custom_resources(stack_objects["dev"]) if gateway_monitor(o)) == [
+        "gateway-gateway",
+        "gateway-router",
+    ]
+    assert not set(kinds["prod"]) & GATEWAY_KINDS, "prod has no gateway section"
+
+
+CHART_OWNED_PODS = {
+    # Envoy Gateway labels each proxy pod it creates with its Gateway (gateway-helm / the infra translator).
+    "envoy-gateway-system": "gateway.envoyproxy.io/owning-gateway-name",
+    # The semantic-router Helm chart's release label.
+    "vllm-semantic-router-system": "app.kubernetes.io/instance",
+}
+"""Namespaces whose scraped pods a controller or a chart creates: the program renders no Deployment to match."""
+
+
+def gateway_monitor(obj: dict) -> bool:
+    return obj["kind"] == "PodMonitor" and obj["metadata"].get("namespace") in CHART_OWNED_PODS
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -521,14 +1203,20 @@ def test_scaled_objects_scale_in_through_the_hpa_behavior(stack_objects, scale_t
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_pod_monitors_carry_azures_label_limits_and_the_instance_label(stack_objects, stack):
-    monitors = [PodMonitor.model_validate(o).spec for o in custom_resources(stack_objects[stack]) if o["kind"] == "PodMonitor"]
-    assert monitors
-    for spec in monitors:
+    found = [o for o in custom_resources(stack_objects[stack]) if o["kind"] == "PodMonitor"]
+    assert found
+    for obj in found:
+        spec = PodMonitor.model_validate(obj).spec
         assert (spec.labelLimit, spec.labelNameLengthLimit, spec.labelValueLengthLimit) == (63, 511, 1023)
-        assert spec.podTargetLabels == ["app.kubernetes.io/instance"]
+        # The model's monitors tag every series with the model (the dashboards group by it); the gateway's and
+        # the router's monitors scrape one shared proxy/router each and need no such label.
+        if not gateway_monitor(obj):
+            assert spec.podTargetLabels == ["app.kubernetes.io/instance"]
+    assert any(not gateway_monitor(o) for o in found), "every model has its PodMonitor"
 
 
 def check_references(objects: list[dict]) -> None:
+    check_gateway_references(objects)
     deployments = [o for o in objects if o["kind"] == "Deployment"]
     for obj in custom_resources(objects):
         namespace = obj["metadata"].get("namespace")
@@ -545,6 +1233,11 @@ def check_references(objects: list[dict]) -> None:
                 auth = [o for o in objects if o["kind"] == "TriggerAuthentication" and o["metadata"]["namespace"] == namespace]
                 assert trigger.authenticationRef is not None, f"{trigger.type} trigger without authenticationRef"
                 find(auth, "TriggerAuthentication", trigger.authenticationRef.name)
+        if obj["kind"] == "PodMonitor" and gateway_monitor(obj):
+            # Pods created by a controller or a chart: check the selector names the label they carry.
+            spec = PodMonitor.model_validate(obj).spec
+            assert CHART_OWNED_PODS[namespace] in spec.selector.matchLabels, obj["metadata"]["name"]
+            continue
         if obj["kind"] == "PodMonitor":
             spec = PodMonitor.model_validate(obj).spec
             selected = [
@@ -560,6 +1253,85 @@ def check_references(objects: list[dict]) -> None:
                 ports = {p.get("name") for c in pod["containers"] + sidecars for p in c.get("ports", [])}
                 for endpoint in spec.podMetricsEndpoints:
                     assert endpoint.port in ports, f"{d['metadata']['name']} has no port named {endpoint.port}"
+
+
+def check_gateway_references(objects: list[dict]) -> None:
+    """Names between the gateway's objects resolve, in the namespace each reference is local to."""
+    found = custom_resources(objects)
+    if not any(o["kind"] == "Gateway" for o in found):
+        return
+
+    def named(kind: str, namespace: str | None) -> set[str]:
+        return {o["metadata"]["name"] for o in found if o["kind"] == kind and o["metadata"].get("namespace") == namespace}
+
+    for gateway in [o for o in found if o["kind"] == "Gateway"]:
+        spec = Gateway.model_validate(gateway).spec
+        ns = gateway["metadata"]["namespace"]
+        assert spec.gatewayClassName in {o["metadata"]["name"] for o in found if o["kind"] == "GatewayClass"}
+        ref = spec.infrastructure.parametersRef
+        assert (ref.group, ref.kind) == ("gateway.envoyproxy.io", "EnvoyProxy")
+        assert ref.name in named("EnvoyProxy", ns), "the Gateway's parametersRef names an EnvoyProxy beside it"
+    for obj in found:
+        ns, kind = obj["metadata"].get("namespace"), obj["kind"]
+        if kind in ("SecurityPolicy", "BackendTrafficPolicy", "ClientTrafficPolicy", "EnvoyPatchPolicy"):
+            spec = MODELS[(obj["apiVersion"], kind)].model_validate(obj).spec
+            targets = [spec.targetRef] if kind == "EnvoyPatchPolicy" else spec.targets()
+            assert targets, f"{kind} {obj['metadata']['name']} targets nothing"
+            for t in targets:
+                assert (t.group, t.kind) == ("gateway.networking.k8s.io", "Gateway"), f"{kind} targets {t}"
+                assert t.name in named("Gateway", ns), f"{kind} targets a Gateway that does not exist: {t.name}"
+        if kind == "AIGatewayRoute":
+            spec = AIGatewayRoute.model_validate(obj).spec
+            for parent in spec.parentRefs:
+                assert parent.name in named("Gateway", parent.namespace or ns)
+            for rule in spec.rules:
+                for backend in rule.backendRefs:
+                    assert backend.group is None and backend.kind is None, "an AIServiceBackend reference"
+                    assert backend.name in named("AIServiceBackend", backend.namespace or ns), backend.name
+        if kind == "AIServiceBackend":
+            ref = AIServiceBackend.model_validate(obj).spec.backendRef
+            assert ref.name in named("Backend", ref.namespace or ns), f"no Backend {ref.name}"
+        if kind == "BackendSecurityPolicy":
+            spec = BackendSecurityPolicy.model_validate(obj).spec
+            for t in spec.targetRefs:
+                assert t.name in named(t.kind, ns), f"BackendSecurityPolicy targets a missing {t.kind} {t.name}"
+        if kind == "BackendTLSPolicy":
+            spec = BackendTLSPolicy.model_validate(obj).spec
+            for t in spec.targetRefs:
+                (backend,) = [o for o in found if o["kind"] == t.kind and o["metadata"]["name"] == t.name]
+                hosts = {e["fqdn"]["hostname"] for e in backend["spec"]["endpoints"]}
+                assert spec.validation.hostname in hosts, "TLS is verified against the name the Backend dials"
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_gateway_references_resolve(stack_objects, stack):
+    check_gateway_references(stack_objects[stack])
+
+
+def test_every_ai_service_backend_is_routed_and_secured(stack_objects):
+    found = custom_resources(stack_objects["dev"])
+    backends = {o["metadata"]["name"] for o in found if o["kind"] == "AIServiceBackend"}
+    (route,) = [AIGatewayRoute.model_validate(o).spec for o in found if o["kind"] == "AIGatewayRoute"]
+    routed = {b.name for rule in route.rules for b in rule.backendRefs}
+    secured = {
+        t.name
+        for o in found
+        if o["kind"] == "BackendSecurityPolicy"
+        for t in BackendSecurityPolicy.model_validate(o).spec.targetRefs
+    }
+    assert routed == backends == secured == {"llama-8b", "aoai-gpt-4-1"}
+
+
+def test_a_gateway_reference_to_a_missing_object_is_caught(stack_objects):
+    objects = copy.deepcopy(stack_objects["dev"])
+    route = find(objects, "AIGatewayRoute")
+    route["spec"]["rules"][0]["backendRefs"][0]["name"] = "llama-70b"
+    with pytest.raises(AssertionError, match="llama-70b"):
+        check_gateway_references(objects)
+    objects = copy.deepcopy(stack_objects["dev"])
+    find(objects, "Gateway")["spec"]["infrastructure"]["parametersRef"]["name"] = "other"
+    with pytest.raises(AssertionError, match="parametersRef"):
+        check_gateway_references(objects)
 
 
 def test_kaito_workspace_with_an_access_secret_matches_the_model():
@@ -665,6 +1437,18 @@ def test_a_wrongly_typed_cron_or_behavior_value_is_refused(scale_to_zero_objects
         ("Workspace", ("resource", "instanceType"), "instancetype"),
         ("Workspace", ("resource", "labelSelector", "matchLabels"), "matchlabels"),
         ("Workspace", ("inference", "preset", "name"), "presetName"),
+        ("Gateway", ("spec", "infrastructure", "parametersRef"), "parameterRef"),
+        ("GatewayClass", ("spec", "controllerName"), "controller"),
+        ("BackendTLSPolicy", ("spec", "validation", "wellKnownCACertificates"), "wellKnownCACerts"),
+        ("EnvoyProxy", ("spec", "provider", "kubernetes", "envoyService"), "envoyServices"),
+        ("ClientTrafficPolicy", ("spec", "connection", "bufferLimit"), "bufferLimits"),
+        ("SecurityPolicy", ("spec", "apiKeyAuth", "forwardClientIDHeader"), "forwardClientIdHeader"),
+        ("BackendTrafficPolicy", ("spec", "rateLimit", "global", "rules", 0, "clientSelectors"), "clientSelector"),
+        ("Backend", ("spec", "endpoints", 0, "fqdn", "hostname"), "host"),
+        ("EnvoyPatchPolicy", ("spec", "jsonPatches"), "jsonPatch"),
+        ("AIGatewayRoute", ("spec", "llmRequestCosts"), "llmRequestCost"),
+        ("AIServiceBackend", ("spec", "schema"), "apiSchema"),
+        ("BackendSecurityPolicy", ("spec", "apiKey", "secretRef"), "secretName"),
     ],
 )
 def test_a_misspelled_field_is_refused(stack_objects, kind, path, misspelling):
@@ -712,6 +1496,19 @@ def test_workspace_fields_under_spec_are_refused(stack_objects):
         ("PodMonitor", ("spec", "podTargetLabels"), ["app.kubernetes.io/"], "String should match pattern"),
         ("Workspace", ("resource", "count"), 0, "greater than or equal to 1"),
         ("Workspace", ("inference",), {"preset": {"name": "phi-4"}, "template": {}}, "exactly one of preset and template"),
+        ("Gateway", ("spec", "listeners", 0, "port"), "80", "valid integer"),
+        ("AIServiceBackend", ("spec", "backendRef", "kind"), "Service", "must be a Backend resource of Envoy Gateway"),
+        ("AIServiceBackend", ("spec", "schema", "name"), "Azure", "'OpenAI'"),
+        ("BackendSecurityPolicy", ("spec", "type"), "AzureAPIKey", "only azureAPIKey field should be set"),
+        ("BackendTrafficPolicy", ("spec", "rateLimit", "global", "rules", 0, "limit", "unit"), "Hours", "'Hour'"),
+        (
+            "BackendTrafficPolicy",
+            ("spec", "rateLimit", "global", "rules", 0, "cost", "request", "from"),
+            "Metadata",
+            "from Number",
+        ),
+        ("BackendTLSPolicy", ("spec", "validation", "wellKnownCACertificates"), None, "exactly one of caCertificateRefs"),
+        ("EnvoyPatchPolicy", ("spec", "type"), "MergePatch", "'JSONPatch'"),
     ],
 )
 def test_a_wrongly_typed_value_is_refused(stack_objects, kind, path, value, expected):

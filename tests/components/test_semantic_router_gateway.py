@@ -1,0 +1,306 @@
+"""SemanticRouterGateway as the dev stack renders it: one keyless, authenticated endpoint whose router sends
+easy prompts to the self-hosted model and hard ones to Azure OpenAI (seed 000)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from components import router_config
+from components.config import parse_stack_config
+from components.errors import ConfigError
+from components.grafana import DASHBOARD_PATH
+from components.workload_identity import BUILT_IN_ROLES
+from planner.render import kubernetes_object
+from tests.components.test_custom_resources import (
+    AIGatewayRoute,
+    AIServiceBackend,
+    BackendSecurityPolicy,
+    SecurityPolicy,
+    check_gateway_references,
+)
+from tests.components.test_grafana import ALLOWED, GATEWAY_METRICS, ROUTER_METRICS, VLLM_METRICS, metric_names
+from tests.conftest import PROJECT, REPO, of_type, one, run_stack, secret_config, stack_config
+
+OPENAI_USER_GUID = "5e0bd9bd-7b93-4f28-af87-19fc36ad61bd"
+REFRESHER_SUBJECT = "system:serviceaccount:ai-gateway:aoai-token"
+
+
+@pytest.fixture(scope="module")
+def dev():
+    """The dev stack's run, its Kubernetes objects, and the RouterConfigArgs the router's config was rendered from."""
+    rendered: list[router_config.RouterConfigArgs] = []
+    render = router_config.render
+
+    def recording(args):
+        rendered.append(args)
+        return render(args)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(router_config, "render", recording)
+        run = run_stack(stack_config("dev"), "dev")
+    assert len(rendered) == 1, "one router config per gateway"
+    objects = [kubernetes_object(r) for r in run.resources if r.is_kubernetes and not r.type.startswith("kubernetes:helm.sh/")]
+    return run, objects, rendered[0]
+
+
+def of_kind(objects: list[dict], kind: str) -> list[dict]:
+    return [o for o in objects if o["kind"] == kind]
+
+
+def numbers_as_floats(value):
+    """The engine's wire format carries every number as a double; compare configs with that in mind."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, dict):
+        return {k: numbers_as_floats(v) for k, v in value.items()}
+    return [numbers_as_floats(v) for v in value]
+
+
+# ---- Azure OpenAI without keys, reached with a refreshed Entra token --------------------------------
+
+
+def test_the_azure_openai_account_has_local_auth_disabled(dev):
+    run, _, _ = dev
+    account = one(run, "cognitiveservices:Account")
+    assert account.inputs["kind"] == "OpenAI"
+    assert account.inputs["properties"]["disableLocalAuth"] is True
+
+
+def test_the_token_refresher_identity_is_an_openai_user_on_the_account(dev):
+    run, objects, _ = dev
+    (credential,) = [r for r in of_type(run, "FederatedIdentityCredential") if r.inputs["subject"] == REFRESHER_SUBJECT]
+    assert credential.inputs["issuer"] == "<computed:oidcIssuerURL>"
+    assert credential.inputs["audiences"] == ["api://AzureADTokenExchange"]
+    identity = re.fullmatch(r"<computed:(.+)\.name>", credential.inputs["resourceName"])[1]
+
+    account = one(run, "cognitiveservices:Account")
+    (grant,) = [r for r in of_type(run, "RoleAssignment") if r.inputs.get("principalId") == f"<computed:{identity}.principalId>"]
+    assert BUILT_IN_ROLES["Cognitive Services OpenAI User"] == OPENAI_USER_GUID
+    assert grant.inputs["roleDefinitionId"].endswith(f"/providers/Microsoft.Authorization/roleDefinitions/{OPENAI_USER_GUID}")
+    assert grant.inputs["scope"] == f"<computed:{account.name}.id>"
+    assert grant.inputs["principalType"] == "ServicePrincipal"
+
+    # The pods that fetch the token run as exactly that federated account.
+    (account_obj,) = [
+        o
+        for o in of_kind(objects, "ServiceAccount")
+        if (o["metadata"]["namespace"], o["metadata"]["name"]) == ("ai-gateway", "aoai-token")
+    ]
+    assert account_obj["metadata"]["annotations"] == {"azure.workload.identity/client-id": f"<computed:{identity}.clientId>"}
+    for pod in refresher_pods(objects):
+        assert pod["spec"]["serviceAccountName"] == "aoai-token"
+        assert pod["metadata"]["labels"]["azure.workload.identity/use"] == "true"
+
+
+def refresher_pods(objects: list[dict]) -> list[dict]:
+    """The pod templates of the refresher's CronJob and its deploy-time Job."""
+    (cron,) = [o for o in of_kind(objects, "CronJob") if o["metadata"]["name"] == "aoai-token"]
+    jobs = [o for o in of_kind(objects, "Job") if o["metadata"]["namespace"] == "ai-gateway"]
+    assert jobs, "a Job fills the Secrets at deploy time"
+    return [cron["spec"]["jobTemplate"]["spec"]["template"]] + [j["spec"]["template"] for j in jobs]
+
+
+def azure_openai_secret_names(objects: list[dict]) -> set[str]:
+    """The Secrets the BackendSecurityPolicies of AzureOpenAI-schema backends read."""
+    azure = {
+        o["metadata"]["name"]
+        for o in of_kind(objects, "AIServiceBackend")
+        if AIServiceBackend.model_validate(o).spec.schema_.name == "AzureOpenAI"
+    }
+    names = set()
+    for obj in of_kind(objects, "BackendSecurityPolicy"):
+        spec = BackendSecurityPolicy.model_validate(obj).spec
+        if {t.name for t in spec.targetRefs} & azure:
+            assert spec.type == "APIKey", "the refreshed Entra token is sent as the bearer credential"
+            names.add(spec.apiKey.secretRef.name)
+    return names
+
+
+def test_the_refresher_fills_exactly_the_secrets_the_azure_openai_policies_read(dev):
+    _, objects, _ = dev
+    wanted = azure_openai_secret_names(objects)
+    assert wanted == {"aoai-gpt-4-1-entra-token"}
+    for pod in refresher_pods(objects):
+        (container,) = pod["spec"]["containers"]
+        env = {e["name"]: e.get("value") for e in container["env"]}
+        assert set(env["SECRET_NAMES"].split(",")) == wanted
+        assert env["SECRET_NAMESPACE"] == "ai-gateway"
+        assert env["SECRET_KEY"] == "apiKey", "the key Envoy AI Gateway reads"
+        assert env["TOKEN_SCOPE"] == "https://cognitiveservices.azure.com/.default"
+    (role,) = [o for o in of_kind(objects, "Role") if o["metadata"]["name"] == "aoai-token"]
+    (rule,) = role["rules"]
+    assert set(rule["resourceNames"]) == wanted and set(rule["verbs"]) == {"get", "patch"}
+    secrets = {o["metadata"]["name"]: o for o in of_kind(objects, "Secret") if o["metadata"]["namespace"] == "ai-gateway"}
+    for name in wanted:
+        assert set(secrets[name]["stringData"]) == {"apiKey"}
+
+
+def test_every_backend_security_policy_reads_a_secret_that_exists(dev):
+    _, objects, _ = dev
+    secrets = {(o["metadata"]["namespace"], o["metadata"]["name"]): o for o in of_kind(objects, "Secret")}
+    for obj in of_kind(objects, "BackendSecurityPolicy"):
+        ref = BackendSecurityPolicy.model_validate(obj).spec.apiKey.secretRef
+        secret = secrets[(ref.namespace or obj["metadata"]["namespace"], ref.name)]
+        assert set(secret["stringData"]) == {"apiKey"}
+
+
+# ---- routing --------------------------------------------------------------------------------------
+
+
+def routed_models(objects: list[dict]) -> dict[str, str]:
+    """AIGatewayRoute rules: model header value -> AIServiceBackend."""
+    (route,) = of_kind(objects, "AIGatewayRoute")
+    routes = {}
+    for rule in AIGatewayRoute.model_validate(route).spec.rules:
+        (match,) = rule.matches
+        (header,) = match.headers
+        assert header.name == "x-ai-eg-model" and header.type == "Exact"
+        (backend,) = rule.backendRefs
+        routes[header.value] = backend.name
+    return routes
+
+
+def test_route_rules_and_router_models_agree(dev):
+    run, objects, args = dev
+    routes = routed_models(objects)
+    router_models = {m.name for m in args.models}
+    assert set(routes) == router_models == {"llama-8b", "gpt-4.1"}
+    assert run.outputs["gateway_routes"] == routes
+    # The router rewrites `model` to the provider model id; the route must match that too.
+    (chart,) = [r for r in of_type(run, "helm.sh/v4:Chart") if r.name.endswith("router-chart")]
+    override = chart.inputs["values"]["configOverride"]
+    assert {m["provider_model_id"] for m in override["providers"]["models"]} == set(routes)
+    assert {c["name"] for c in override["routing"]["modelCards"]} == set(routes)
+    assert override["providers"]["defaults"]["default_model"] in routes
+    for decision in override["routing"]["decisions"]:
+        for ref in decision.get("modelRefs", []):
+            assert ref["model"] in routes, decision["name"]
+
+
+def test_the_chart_receives_the_config_rendered_from_these_args(dev):
+    run, _, args = dev
+    (chart,) = [r for r in of_type(run, "helm.sh/v4:Chart") if r.name.endswith("router-chart")]
+    assert numbers_as_floats(chart.inputs["values"]["configOverride"]) == numbers_as_floats(router_config.render(args))
+
+
+@pytest.mark.parametrize(
+    "categories, prompt, model",
+    [
+        # README: "Summarize this ticket in one sentence: ..." with model "vllm-sr/auto".
+        ({"other"}, "Summarize this ticket in one sentence: the printer is jammed again.", "llama-8b"),
+        ({"math"}, "What is the derivative of x^3 sin x?", "gpt-4.1"),
+        ({"law"}, "Is a verbal contract binding here?", "gpt-4.1"),
+        ({"business"}, "Draft a short status update for the team.", "llama-8b"),
+        # router_config.default_decisions: hard keywords outrank easy ones.
+        ({"other"}, "Summarize this proof step by step.", "gpt-4.1"),
+        ({"history"}, "Prove that the treaty was signed in 1648.", "gpt-4.1"),
+        # Nothing matches: the cheap default.
+        (set(), "hello", "llama-8b"),
+    ],
+)
+def test_the_router_sends_example_prompts_to_the_intended_model(dev, categories, prompt, model):
+    _, objects, args = dev
+    assert args.default_model == "llama-8b"
+    chosen = router_config.route(args, categories, prompt)
+    assert chosen == model
+    assert chosen in routed_models(objects), "the chosen model has a route"
+
+
+# ---- no anonymous route, no secret in plain text -------------------------------------------------------
+
+
+def test_no_route_is_anonymous(dev):
+    _, objects, _ = dev
+    check_gateway_references(objects)
+    (gateway,) = of_kind(objects, "Gateway")
+    ns, name = gateway["metadata"]["namespace"], gateway["metadata"]["name"]
+    guarded = []
+    for obj in of_kind(objects, "SecurityPolicy"):
+        spec = SecurityPolicy.model_validate(obj).spec
+        if spec.apiKeyAuth and any((t.kind, t.name) == ("Gateway", name) for t in spec.targets()):
+            assert obj["metadata"]["namespace"] == ns
+            guarded.append(spec.apiKeyAuth)
+    (auth,) = guarded
+    assert auth.forwardClientIDHeader, "budgets count per client id"
+    (ref,) = auth.credentialRefs
+    assert ref.kind in (None, "Secret") and ref.group in (None, "")
+    (keys,) = [o for o in of_kind(objects, "Secret") if (o["metadata"]["namespace"], o["metadata"]["name"]) == (ns, ref.name)]
+    client_ids = stack_config("dev")[f"{PROJECT}:gateway"]["gateway"]["client_ids"]
+    assert set(keys["stringData"]) == set(client_ids) == {"agent"}
+    # Every route hangs off that Gateway (and only there).
+    for route in of_kind(objects, "AIGatewayRoute"):
+        assert {(p.kind, p.name) for p in AIGatewayRoute.model_validate(route).spec.parentRefs} == {("Gateway", name)}
+
+
+def test_no_secret_appears_in_plain_text(dev):
+    run, objects, _ = dev
+    recorded = json.dumps([r.inputs for r in run.resources], default=str) + json.dumps(run.outputs, default=str)
+    placeholders = set(re.findall(r"<secret:[^>]+>", json.dumps(secret_config())))
+    assert any("gateway_client_keys" in p for p in placeholders) and any("vllm_api_key" in p for p in placeholders)
+    for placeholder in placeholders:
+        assert placeholder not in recorded
+    assert "<secret:" not in recorded, "no secret placeholder leaks unmasked"
+    for secret in of_kind(objects, "Secret"):
+        data = secret.get("stringData")
+        assert data == "<secret>" or set(data.values()) == {"<secret>"}, secret["metadata"]["name"]
+
+
+# ---- the dashboard -------------------------------------------------------------------------------------
+
+
+def test_the_dashboard_parses_and_reads_only_exported_metrics(dev):
+    run, objects, _ = dev
+    assert str(DASHBOARD_PATH) in run.outputs["dashboard_import"]
+    board = json.loads((REPO / DASHBOARD_PATH).read_text())
+    used: set[str] = set()
+    for panel in [p for top in board["panels"] for p in [top, *top.get("panels", [])] if p["type"] != "row"]:
+        for target in panel["targets"]:
+            names, regexes = metric_names(target["expr"])
+            assert names <= ALLOWED, f"{panel['title']}: {names - ALLOWED}"
+            used |= names | {m for r in regexes for m in ALLOWED if re.fullmatch(r, m)}
+    assert used & VLLM_METRICS and used & GATEWAY_METRICS and used & ROUTER_METRICS
+    # Each family is scraped by a PodMonitor this stack renders: the model, the Envoy proxies (Envoy's
+    # own stats and the GenAI metrics of the AI Gateway's extproc sidecar), the router.
+    monitors = {
+        (o["metadata"]["namespace"], e["port"], e["path"])
+        for o in of_kind(objects, "PodMonitor")
+        for e in o["spec"]["podMetricsEndpoints"]
+    }
+    assert {
+        ("envoy-gateway-system", "metrics", "/stats/prometheus"),
+        ("envoy-gateway-system", "aigw-metrics", "/metrics"),
+        ("vllm-semantic-router-system", "metrics", "/metrics"),
+    } <= monitors
+    assert any(ns == "gpu-inference" and path == "/metrics" for ns, _, path in monitors)
+
+
+# ---- refusals --------------------------------------------------------------------------------------------
+
+
+def project_keys(config: dict) -> dict:
+    return {k.split(":", 1)[1]: v for k, v in config.items() if k.startswith(f"{PROJECT}:")}
+
+
+def test_a_gateway_without_models_is_refused_by_the_config():
+    config = project_keys(stack_config("dev"))
+    config.pop("models")
+    with pytest.raises(ConfigError) as caught:
+        parse_stack_config(config)
+    assert "gateway" in str(caught.value)
+    assert "routes to self-hosted models: add at least one entry to models" in str(caught.value)
+
+
+@pytest.mark.parametrize("served", ["Llama 8B", "meta-llama/Llama-3.1-8B-Instruct", "LLAMA-8B"])
+def test_a_served_model_name_the_router_cannot_use_is_refused(served):
+    config = stack_config("dev")
+    config[f"{PROJECT}:models"][0]["served_model_name"] = served
+    with pytest.raises(ConfigError) as caught:
+        run_stack(config, "dev")
+    message = str(caught.value)
+    assert message.startswith("SemanticRouterGateway 'gateway': invalid arguments")
+    assert repr(served) in message and "served_model_name" in message

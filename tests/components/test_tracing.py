@@ -1,0 +1,83 @@
+"""TraceCollector: the OTLP collector and its Application Insights, and the order its objects wait in."""
+
+import kubernetes_validate
+import pulumi
+import pulumi_kubernetes as k8s
+import yaml
+
+from components.token_refresher import EntraTokenRefresher
+from components.tracing import OTLP_PORT, TraceCollector
+from components.workload_identity import WorkloadIdentity
+from planner.render import kubernetes_object
+from tests.conftest import of_type, one, run_components
+
+
+def build(with_refresher: bool = False):
+    def program():
+        provider = k8s.Provider("k8s", kubeconfig="x")
+        namespace = k8s.core.v1.Namespace(
+            "gateway-ns", metadata={"name": "ai-gateway"}, opts=pulumi.ResourceOptions(provider=provider)
+        )
+        after = pulumi.ResourceOptions(depends_on=[namespace])
+        TraceCollector("otel-collector", "ai-gateway", "rg", "eastus", provider, opts=after)
+        if with_refresher:
+            identity = WorkloadIdentity(
+                "refresher-identity",
+                {"namespace": "ai-gateway", "service_account": "aoai-token"},
+                "https://issuer",
+                "rg",
+                "eastus",
+            )
+            EntraTokenRefresher("aoai-token", "ai-gateway", ["aoai-entra-token"], identity, provider, opts=after)
+
+    return run_components(program)
+
+
+def test_collector_receives_otlp_and_exports_to_workspace_based_app_insights():
+    run = build()
+    assert one(run, "operationalinsights:Workspace").inputs["sku"] == {"name": "PerGB2018"}
+    insights = one(run, "applicationinsights:Component")
+    assert insights.inputs["ingestionMode"] == "LogAnalytics" and insights.inputs["applicationType"] == "web"
+    assert insights.inputs["workspaceResourceId"] == "<computed:otel-collector-logs.id>"
+    config = yaml.safe_load(one(run, "core/v1:ConfigMap").inputs["data"]["config.yaml"])
+    assert config["receivers"]["otlp"]["protocols"]["grpc"]["endpoint"] == f"0.0.0.0:{OTLP_PORT}"
+    assert config["service"]["pipelines"]["traces"] == {
+        "receivers": ["otlp"],
+        "processors": ["batch"],
+        "exporters": ["azuremonitor"],
+    }
+    assert config["exporters"]["azuremonitor"]["connection_string"] == "${env:APPLICATIONINSIGHTS_CONNECTION_STRING}"
+    service = one(run, "core/v1:Service")
+    assert service.inputs["spec"]["ports"] == [{"name": "otlp-grpc", "port": OTLP_PORT, "targetPort": "otlp-grpc"}]
+
+
+def test_connection_string_stays_a_secret_and_the_pod_is_restricted():
+    run = build()
+    secret = one(run, "core/v1:Secret")
+    assert secret.inputs["stringData"] == {"connectionString": "<secret>"}, (
+        "the connection string is a Pulumi secret, masked in every record"
+    )
+    deployment = one(run, "apps/v1:Deployment")
+    pod = deployment.inputs["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert container["env"][0]["valueFrom"] == {"secretKeyRef": {"name": "otel-collector-connection", "key": "connectionString"}}
+    assert container["securityContext"]["capabilities"] == {"drop": ["ALL"]} and pod["securityContext"]["runAsNonRoot"]
+    assert not container["securityContext"].get("privileged")
+    for resource in run.resources:
+        if resource.is_kubernetes and resource.type != "kubernetes:core/v1:Namespace":
+            kubernetes_validate.validate(kubernetes_object(resource), "1.34", strict=True)
+
+
+def test_objects_in_a_namespace_made_elsewhere_wait_for_it():
+    """Children do not inherit their component's depends_on; the components pass it on so that
+    nothing lands in the gateway's namespace before it exists."""
+    run = build(with_refresher=True)
+    namespace = one(run, "core/v1:Namespace").urn
+    in_gateway_namespace = [
+        r for r in run.resources if r.is_kubernetes and r.custom and r.inputs.get("metadata", {}).get("namespace") == "ai-gateway"
+    ]
+    assert len(in_gateway_namespace) >= 9
+    for resource in in_gateway_namespace:
+        assert namespace in resource.options.get("dependsOn", []), resource.name
+    assert namespace not in one(run, "operationalinsights:Workspace").options.get("dependsOn", [])
+    assert len(of_type(run, "batch/v1:CronJob")) == 1
