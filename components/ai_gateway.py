@@ -152,6 +152,12 @@ class AiGatewayArgs(StrictModel):
     aigw_version: str = Field("v1.1.0", pattern=r"^v\d+\.\d+\.\d+$")
     """Envoy AI Gateway chart version (CRDs and controller), pinned. Default ``v1.1.0``."""
 
+    install_controllers: bool = True
+    """Install Envoy Gateway, Envoy AI Gateway (CRDs and controller) and the rate-limit Redis from the
+    pinned charts. Default True. Set False to use an existing install: it must run in
+    ``envoy-gateway-system``/``envoy-ai-gateway-system`` with the settings of ``AiGateway.eg_values()``
+    (AI Gateway extension hooks, EnvoyPatchPolicy and Backend APIs, a Redis rate-limit backend)."""
+
     redis_image: str = "redis:7.4.1-alpine"
     """Image of the rate-limit counter store, pinned. Default ``redis:7.4.1-alpine``."""
 
@@ -273,39 +279,10 @@ class AiGateway(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self, provider=provider)
         ns = args.namespace
 
-        namespaces = {
-            key: k8s.core.v1.Namespace(f"{name}-ns-{key}", metadata={"name": value}, opts=child)
-            for key, value in (("eg", EG_NAMESPACE), ("aigw", AIGW_NAMESPACE), ("gateway", ns))
-        }
-        redis = self._redis(
-            name, args, pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[namespaces["eg"]]))
-        )
-        eg = k8s.helm.v4.Chart(
-            f"{name}-envoy-gateway",
-            chart=EG_CHART,
-            version=args.eg_version,
-            namespace=EG_NAMESPACE,
-            values=self.eg_values(),
-            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[namespaces["eg"], *redis])),
-        )
-        crds = k8s.helm.v4.Chart(
-            f"{name}-ai-gateway-crds",
-            chart=AIGW_CRDS_CHART,
-            version=args.aigw_version,
-            namespace=AIGW_NAMESPACE,
-            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[namespaces["aigw"]])),
-        )
-        controller = k8s.helm.v4.Chart(
-            f"{name}-ai-gateway",
-            chart=AIGW_CHART,
-            version=args.aigw_version,
-            namespace=AIGW_NAMESPACE,
-            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[namespaces["aigw"], crds, eg])),
-        )
+        gateway_namespace = k8s.core.v1.Namespace(f"{name}-ns-gateway", metadata={"name": ns}, opts=child)
+        controllers = self._controllers(name, args, child) if args.install_controllers else []
         # Gateway API, Envoy Gateway and AI Gateway kinds exist only once the charts' CRDs are applied.
-        after = pulumi.ResourceOptions.merge(
-            child, pulumi.ResourceOptions(depends_on=[namespaces["gateway"], eg, crds, controller])
-        )
+        after = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[gateway_namespace, *controllers]))
 
         def custom(resource: str, api_version: str, kind: str, obj_name: str, spec: dict, namespaced: bool = True, needs=()):
             metadata = {"name": obj_name, **({"namespace": ns} if namespaced else {})}
@@ -341,7 +318,7 @@ class AiGateway(pulumi.ComponentResource):
             metadata={"name": f"{gw}-client-keys", "namespace": ns},
             type="Opaque",
             string_data={client: pulumi.Output.secret(client_keys[client]) for client in args.client_ids},
-            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[namespaces["gateway"]])),
+            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[gateway_namespace])),
         )
         custom(
             "security",
@@ -360,7 +337,7 @@ class AiGateway(pulumi.ComponentResource):
         )
 
         for backend in backends:
-            self._backend(name, args, backend, custom, child, namespaces["gateway"])
+            self._backend(name, args, backend, custom, child, gateway_namespace)
         custom("route", "aigateway.envoyproxy.io/v1beta1", "AIGatewayRoute", gw, self.route_spec(args, backends))
         self._network_policies(name, args, backends, child)
 
@@ -641,6 +618,39 @@ class AiGateway(pulumi.ComponentResource):
                 },
                 opts=child,
             )
+
+    def _controllers(self, name: str, args: AiGatewayArgs, child: pulumi.ResourceOptions) -> list[pulumi.Resource]:
+        """Envoy Gateway (with the rate-limit Redis), the AI Gateway CRDs and its controller, from pinned charts."""
+        namespaces = {
+            key: k8s.core.v1.Namespace(f"{name}-ns-{key}", metadata={"name": value}, opts=child)
+            for key, value in (("eg", EG_NAMESPACE), ("aigw", AIGW_NAMESPACE))
+        }
+        redis = self._redis(
+            name, args, pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[namespaces["eg"]]))
+        )
+        eg = k8s.helm.v4.Chart(
+            f"{name}-envoy-gateway",
+            chart=EG_CHART,
+            version=args.eg_version,
+            namespace=EG_NAMESPACE,
+            values=self.eg_values(),
+            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[namespaces["eg"], *redis])),
+        )
+        crds = k8s.helm.v4.Chart(
+            f"{name}-ai-gateway-crds",
+            chart=AIGW_CRDS_CHART,
+            version=args.aigw_version,
+            namespace=AIGW_NAMESPACE,
+            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[namespaces["aigw"]])),
+        )
+        controller = k8s.helm.v4.Chart(
+            f"{name}-ai-gateway",
+            chart=AIGW_CHART,
+            version=args.aigw_version,
+            namespace=AIGW_NAMESPACE,
+            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[namespaces["aigw"], crds, eg])),
+        )
+        return [eg, crds, controller]
 
     @staticmethod
     def _redis(name, args: AiGatewayArgs, opts) -> list[pulumi.Resource]:

@@ -140,6 +140,22 @@ def test_controller_chart_waits_for_its_crds_and_envoy_gateway(default_build):
             assert urns["aigw-ai-gateway"] in r.options["dependsOn"], r.name
 
 
+def test_an_existing_install_is_used_without_charts_or_redis():
+    _, run = build({**ARGS, "install_controllers": False})
+    assert not of_type(run, "helm.sh/v4:Chart") and not of_type(run, "apps/v1:Deployment")
+    assert [kubernetes_object(r)["metadata"]["name"] for r in of_type(run, "core/v1:Namespace")] == ["ai-gateway"]
+    namespace = one(run, "core/v1:Namespace").urn
+    gateway_kinds = [r for r in run.resources if r.type.startswith("kubernetes:") and "gateway" in r.type.split(":")[1]]
+    assert len(gateway_kinds) >= 8
+    for r in gateway_kinds:
+        assert namespace in r.options["dependsOn"], r.name
+    # The Gateway and its routes, keys and policies are the same as with the charts installed.
+    default_kinds = sorted(
+        r.type for r in build()[1].resources if r.type.startswith("kubernetes:") and "gateway" in r.type.split(":")[1]
+    )
+    assert sorted(r.type for r in gateway_kinds) == default_kinds
+
+
 # ---- built-in kinds -------------------------------------------------------------------------------
 
 
