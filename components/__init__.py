@@ -41,6 +41,8 @@ _EXPORTS = {
     "SemanticRouter": ".semantic_router",
     "RouterConfigArgs": ".router_config",
     "EntraTokenRefresher": ".token_refresher",
+    "TraceCollector": ".tracing",
+    "TracingEndpoint": ".ai_gateway",
     "ManagedGrafana": ".grafana",
     "ManagedGrafanaArgs": ".grafana",
     "SemanticRouterGateway": ".semantic_router_gateway",

@@ -426,6 +426,8 @@ class AiGateway(pulumi.ComponentResource):
     @staticmethod
     def eg_values() -> dict:
         """Envoy Gateway chart values: the AI Gateway extension and the Redis rate-limit backend."""
+        # The chart renders config.envoyGateway as the EnvoyGateway config, merged over its defaults
+        # (envoyproxy/gateway charts/gateway-helm/values.tmpl.yaml); rateLimit.backend is EnvoyGatewaySpec's.
         include_all = {"includeAll": True}
         return {
             "config": {
@@ -459,6 +461,8 @@ class AiGateway(pulumi.ComponentResource):
         spec: dict = {"provider": {"type": "Kubernetes", "kubernetes": {"envoyService": {"annotations": annotations}}}}
         if args.tracing_endpoint:
             t = args.tracing_endpoint
+            # ProxyTracing: samplingRate 0-100, provider OpenTelemetry with one Service backendRef
+            # (envoyproxy/gateway api/v1alpha1/tracing_types.go).
             spec["telemetry"] = {
                 "tracing": {
                     "samplingRate": t.sampling_rate,

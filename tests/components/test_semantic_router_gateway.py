@@ -253,6 +253,38 @@ def test_no_secret_appears_in_plain_text(dev):
 # ---- the dashboard -------------------------------------------------------------------------------------
 
 
+def test_gateway_and_router_send_traces_to_the_collector_service(dev):
+    run, objects, args = dev
+    (service,) = [o for o in of_kind(objects, "Service") if o["metadata"]["name"] == "otel-collector"]
+    namespace, port = service["metadata"]["namespace"], service["spec"]["ports"][0]["port"]
+    (proxy,) = of_kind(objects, "EnvoyProxy")
+    assert proxy["metadata"]["namespace"] == namespace, "same namespace: no ReferenceGrant needed"
+    provider = proxy["spec"]["telemetry"]["tracing"]["provider"]
+    assert provider["type"] == "OpenTelemetry"
+    assert provider["backendRefs"] == [{"name": "otel-collector", "namespace": namespace, "port": port}]
+    assert args.tracing_endpoint == f"otel-collector.{namespace}.svc.cluster.local:{port}"
+    (chart,) = [r for r in run.resources if r.name == "gateway-router-chart"]
+    exporter = chart.inputs["values"]["configOverride"]["global"]["services"]["observability"]["tracing"]["exporter"]
+    assert exporter["endpoint"] == args.tracing_endpoint
+    (deployment,) = [o for o in of_kind(objects, "Deployment") if o["metadata"]["name"] == "otel-collector"]
+    assert deployment["spec"]["selector"]["matchLabels"] == service["spec"]["selector"]
+    assert [c["containerPort"] for c in deployment["spec"]["template"]["spec"]["containers"][0]["ports"]] == [port]
+    insights = [r for r in run.resources if r.type == "azure-native:applicationinsights:Component"]
+    assert len(insights) == 1 and insights[0].inputs["ingestionMode"] == "LogAnalytics"
+
+
+def test_tracing_off_leaves_out_the_collector_and_the_exporters():
+    config = stack_config("dev")
+    config[f"{PROJECT}:gateway"]["tracing"] = False
+    run = run_stack(config, "dev")
+    assert not [r for r in run.resources if "otel-collector" in r.name]
+    assert not [r for r in run.resources if r.type.startswith("azure-native:applicationinsights")]
+    (proxy,) = [kubernetes_object(r) for r in run.resources if r.type.endswith(":EnvoyProxy")]
+    assert "telemetry" not in proxy["spec"]
+    (chart,) = [r for r in run.resources if r.name == "gateway-router-chart"]
+    assert "services" not in chart.inputs["values"]["configOverride"]["global"], "no router tracing section"
+
+
 def test_the_dashboard_parses_and_reads_only_exported_metrics(dev):
     run, objects, _ = dev
     assert str(DASHBOARD_PATH) in run.outputs["dashboard_import"]
