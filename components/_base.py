@@ -1,4 +1,5 @@
-"""Shared pieces for the component modules: the strict args base class and input validation."""
+"""Shared pieces for the component modules: the strict args base class, input validation and the
+restricted container security context."""
 
 from __future__ import annotations
 
@@ -38,3 +39,9 @@ def validate_args(model: type[Args], args: Args | dict[str, Any] | None, compone
 
 def fail(component: str, name: str, field: str, value: Any, problem: str) -> None:
     raise ComponentInputError(f"{component} {name!r}: invalid arguments", [f"{field}={value!r}: {problem}"])
+
+
+def restricted_container() -> dict[str, Any]:
+    """Container securityContext of the restricted Pod Security profile with a read-only root: a fresh
+    dict per call, so callers may extend it."""
+    return {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}, "readOnlyRootFilesystem": True}

@@ -26,7 +26,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pydantic import Field, field_validator, model_validator
 
-from ._base import PACKAGE, StrictModel, fail, validate_args
+from ._base import PACKAGE, StrictModel, fail, restricted_container, validate_args
 from .errors import FieldProblem
 from .vllm_service import INSTANCE_LABEL, PORT
 
@@ -691,11 +691,7 @@ class AiGateway(pulumi.ComponentResource):
                                 },
                                 "readinessProbe": {"tcpSocket": {"port": "redis"}, "periodSeconds": 5},
                                 "livenessProbe": {"tcpSocket": {"port": "redis"}, "periodSeconds": 20},
-                                "securityContext": {
-                                    "allowPrivilegeEscalation": False,
-                                    "capabilities": {"drop": ["ALL"]},
-                                    "readOnlyRootFilesystem": True,
-                                },
+                                "securityContext": restricted_container(),
                                 "volumeMounts": [{"name": "data", "mountPath": "/data"}],
                             }
                         ],

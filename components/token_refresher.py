@@ -12,7 +12,7 @@ from pathlib import Path
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ._base import PACKAGE
+from ._base import PACKAGE, restricted_container
 from .workload_identity import WorkloadIdentity
 
 SCRIPT = Path(__file__).with_name("refresher") / "refresh_token.py"
@@ -131,11 +131,7 @@ class EntraTokenRefresher(pulumi.ComponentResource):
                         "command": ["python", "/script/refresh_token.py"],
                         "env": [{"name": k, "value": v} for k, v in env.items()],
                         "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "64Mi"}},
-                        "securityContext": {
-                            "allowPrivilegeEscalation": False,
-                            "capabilities": {"drop": ["ALL"]},
-                            "readOnlyRootFilesystem": True,
-                        },
+                        "securityContext": restricted_container(),
                         "volumeMounts": [{"name": "script", "mountPath": "/script", "readOnly": True}],
                     }
                 ],

@@ -12,7 +12,7 @@ import pulumi_kubernetes as k8s
 import yaml
 from pulumi_azure_native import applicationinsights, operationalinsights
 
-from ._base import PACKAGE
+from ._base import PACKAGE, restricted_container
 
 # The contrib distribution carries the azuremonitor exporter; it reads the Application Insights
 # connection string (opentelemetry-collector-contrib exporter/azuremonitorexporter README).
@@ -119,11 +119,7 @@ class TraceCollector(pulumi.ComponentResource):
                                     }
                                 ],
                                 "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "512Mi"}},
-                                "securityContext": {
-                                    "allowPrivilegeEscalation": False,
-                                    "capabilities": {"drop": ["ALL"]},
-                                    "readOnlyRootFilesystem": True,
-                                },
+                                "securityContext": restricted_container(),
                                 "volumeMounts": [{"name": "conf", "mountPath": "/conf", "readOnly": True}],
                             }
                         ],

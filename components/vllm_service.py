@@ -18,7 +18,7 @@ import pulumi_kubernetes as k8s
 from pydantic import Field, field_validator, model_validator
 
 from . import catalog, models
-from ._base import PACKAGE, StrictModel, fail, validate_args
+from ._base import PACKAGE, StrictModel, fail, restricted_container, validate_args
 from .errors import FieldProblem
 from .gpu_node_pool import GpuNodePool
 from .pod_contract import RdmaPodSpec
@@ -620,11 +620,7 @@ class VllmService(pulumi.ComponentResource):
                     ],
                     "ports": [{"name": "http", "containerPort": PORT}],
                     "resources": {"requests": {"cpu": "250m", "memory": "256Mi"}, "limits": {"memory": "512Mi"}},
-                    "securityContext": {
-                        "allowPrivilegeEscalation": False,
-                        "capabilities": {"drop": ["ALL"]},
-                        "readOnlyRootFilesystem": True,
-                    },
+                    "securityContext": restricted_container(),
                 }
             ]
         if claims:
