@@ -665,7 +665,7 @@ if gateway_section:
     settings = pulumi.Config()
     keys = settings.require_secret_object("gateway_client_keys")
     client_ids = gw_cfg["client_ids"]
-    client_keys = {c: keys.apply(lambda k, c=c: k[c] if c in k else k["*"]) for c in client_ids}
+    client_keys = {c: keys.apply(lambda k, c=c: k[c]) for c in client_ids}
     api_key = settings.require_secret("vllm_api_key")
     gw_ns = gw_cfg.get("namespace", "ai-gateway")
     gw = gw_cfg.get("gateway_name", "ai-gateway")

@@ -223,8 +223,6 @@ def _serve_models(config: StackConfig, stack: Stack, group_name: pulumi.Input[st
 def _client_key(keys: dict, client: str) -> str:
     if client in keys:
         return keys[client]
-    if "*" in keys:  # the offline planner's placeholder stands for every client
-        return keys["*"]
     raise ValueError(f"gateway_client_keys has no key for client {client!r}; set it with pulumi config set --secret")
 
 

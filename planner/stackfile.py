@@ -84,8 +84,19 @@ def add_secret_placeholders(project: str, config: dict[str, str], secret_keys: l
         full_key = f"{project}:{key}"
         if full_key not in config:
             placeholder = f"<secret:{full_key}>"
-            # Object secrets (client -> key) get one placeholder that stands for every entry.
-            config[full_key] = json.dumps({"*": placeholder}) if key.endswith("_keys") else placeholder
+            if key == "gateway_client_keys":  # an object secret: one placeholder per configured client
+                placeholder = json.dumps({client: placeholder for client in _gateway_clients(project, config)})
+            config[full_key] = placeholder
             secret_keys.append(full_key)
             added.append(key)
     return added
+
+
+def _gateway_clients(project: str, config: dict[str, str]) -> list[str]:
+    """The gateway's client ids from the stack config; none if it is missing or malformed (the
+    program's config check reports that)."""
+    try:
+        clients = json.loads(config.get(f"{project}:gateway", "null"))["gateway"]["client_ids"]
+    except (ValueError, TypeError, KeyError):
+        return []
+    return [c for c in clients if isinstance(c, str)] if isinstance(clients, list) else []

@@ -79,10 +79,10 @@ def is_custom_resource(obj: dict) -> bool:
 
 
 def secret_config() -> dict[str, str]:
-    """Placeholders for the program's secrets, as the planner fills them."""
-    config: dict[str, str] = {}
-    add_secret_placeholders(PROJECT, config, [])
-    return config
+    """Placeholders for the program's secrets, as the planner fills them for the dev stack."""
+    config = engine_config(stack_config("dev"))
+    added = add_secret_placeholders(PROJECT, config, [])
+    return {f"{PROJECT}:{key}": config[f"{PROJECT}:{key}"] for key in added}
 
 
 def refusal_message(program, component: str, name: str, leaked) -> str:
