@@ -139,9 +139,6 @@ class SemanticRouterGateway(pulumi.ComponentResource):
         if args.tracing:
             collector = TracingEndpoint(service=TRACE_COLLECTOR, namespace=gateway_namespace, port=OTLP_PORT)
             gateway_args = gateway_args.model_copy(update={"tracing_endpoint": collector})
-            config = config.model_copy(
-                update={"tracing_endpoint": f"{TRACE_COLLECTOR}.{gateway_namespace}.svc.cluster.local:{OTLP_PORT}"}
-            )
         gateway = AiGateway(f"{name}-gateway", gateway_args, provider, self_hosted + frontier, client_keys, opts=child)
         if args.tracing:
             TraceCollector(
@@ -237,6 +234,9 @@ class SemanticRouterGateway(pulumi.ComponentResource):
                 default_model=args.default_model or cheap,
                 guards=args.guards,
                 cache=args.cache,
+                tracing_endpoint=(
+                    f"{TRACE_COLLECTOR}.{args.gateway.namespace}.svc.cluster.local:{OTLP_PORT}" if args.tracing else None
+                ),
             )
         except ValueError as err:
             fail("SemanticRouterGateway", name, "decisions", "see below", str(err).replace("\n", " "))
