@@ -203,7 +203,7 @@ for pool in gpu_pools:
         count=pool.get("count", 1),
         mode="User",
         os_type="Linux",
-        os_sku="Ubuntu2404",
+        os_sku="Ubuntu",
         os_disk_type="Ephemeral",
         gpu_profile={"driver": "Install"},
         gpu_instance_profile=pool.get("mig_profile"),

@@ -45,3 +45,38 @@ def restricted_container() -> dict[str, Any]:
     """Container securityContext of the restricted Pod Security profile with a read-only root: a fresh
     dict per call, so callers may extend it."""
     return {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}, "readOnlyRootFilesystem": True}
+
+
+class Children:
+    """Hands a component's children what they must wait for: the parent, the provider, the
+    component's own ``depends_on`` (Pulumi does not pass it down to children) and per child
+    whatever else comes first (its namespace, the chart that ships its CRD)."""
+
+    def __init__(self, parent: pulumi.Resource, opts: pulumi.ResourceOptions | None, provider: pulumi.ProviderResource | None = None):
+        self.parent = parent
+        self.provider = provider
+        depends = opts.depends_on if opts else None
+        self.waits: list[Any] = list(depends) if isinstance(depends, (list, tuple)) else ([depends] if depends else [])
+
+    def opts(self, *after: Any, **extra: Any) -> pulumi.ResourceOptions:
+        """Options for one child, created after ``after`` and the component's dependencies."""
+        depends = [*self.waits, *(a for a in after if a is not None)]
+        return pulumi.ResourceOptions(parent=self.parent, provider=self.provider, depends_on=depends or None, **extra)
+
+
+def node_agent_namespace(resource_name: str, namespace: str, opts: pulumi.ResourceOptions, why: str) -> Any:
+    """A namespace for node agents that need host access: Pod Security ``privileged``, warning at baseline.
+
+    ``why`` goes into an annotation, so that whoever reads the namespace learns why it is privileged.
+    """
+    import pulumi_kubernetes as k8s
+
+    return k8s.core.v1.Namespace(
+        resource_name,
+        metadata={
+            "name": namespace,
+            "labels": {"pod-security.kubernetes.io/enforce": "privileged", "pod-security.kubernetes.io/warn": "baseline"},
+            "annotations": {"aks-gpu-inference/privileged-because": why},
+        },
+        opts=opts,
+    )

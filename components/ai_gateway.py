@@ -26,13 +26,15 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pydantic import Field, field_validator, model_validator
 
-from ._base import PACKAGE, StrictModel, fail, restricted_container, validate_args
+from ._base import PACKAGE, Children, StrictModel, fail, restricted_container, validate_args
 from .errors import FieldProblem
 from .vllm_service import INSTANCE_LABEL, PORT
 
 EG_CHART = "oci://docker.io/envoyproxy/gateway-helm"
 AIGW_CRDS_CHART = "oci://docker.io/envoyproxy/ai-gateway-crds-helm"
 AIGW_CHART = "oci://docker.io/envoyproxy/ai-gateway-helm"
+EG_RELEASE = "envoy-gateway"
+"""Helm release name of Envoy Gateway (a v3 Release would otherwise get a random suffix)."""
 EG_NAMESPACE = "envoy-gateway-system"
 """Envoy Gateway's controller, its rate-limit service, Redis and, by default, every Envoy proxy (the data plane)."""
 AIGW_NAMESPACE = "envoy-ai-gateway-system"
@@ -276,7 +278,8 @@ class AiGateway(pulumi.ComponentResource):
         args = validate_args(AiGatewayArgs, args, "AiGateway", name)
         self._check(name, args, backends, client_keys)
         super().__init__(f"{PACKAGE}:index:AiGateway", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self, provider=provider)
+        # Children wait for what the component waits for (the model namespaces its NetworkPolicies land in).
+        child = Children(self, opts, provider).opts()
         ns = args.namespace
 
         gateway_namespace = k8s.core.v1.Namespace(f"{name}-ns-gateway", metadata={"name": ns}, opts=child)
@@ -632,8 +635,11 @@ class AiGateway(pulumi.ComponentResource):
         redis = self._redis(
             name, args, pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[namespaces["eg"]]))
         )
-        eg = k8s.helm.v4.Chart(
+        # A v3 Release, not a v4 Chart: the chart's certgen Job (a pre-install hook) creates the TLS
+        # Secrets the controller mounts, and only Release runs hooks (pulumi-kubernetes#3284).
+        eg = k8s.helm.v3.Release(
             f"{name}-envoy-gateway",
+            name=EG_RELEASE,
             chart=EG_CHART,
             version=args.eg_version,
             namespace=EG_NAMESPACE,

@@ -12,7 +12,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 from pulumi_azure_native import authorization, containerservice
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from ._base import PACKAGE, StrictModel, fail, validate_args
 
@@ -56,6 +56,40 @@ class SystemPoolArgs(StrictModel):
         return value
 
 
+class PlatformPoolArgs(StrictModel):
+    """A general-purpose CPU user pool for platform workloads: gateways, routers, collectors,
+    controllers and operators. The system pool keeps ``CriticalAddonsOnly`` (AKS's advice) and GPU
+    pools keep their taint, so without this pool such pods have nowhere to run."""
+
+    name: str = "platform"
+    """Pool name (1-12 lowercase letters or digits). Default ``platform``."""
+
+    vm_size: str = "Standard_D4ds_v5"
+    """VM size. Default ``Standard_D4ds_v5``: 4 vCPUs, 16 GiB, enough for the gateway path's controllers."""
+
+    min_count: int = Field(1, ge=1, le=100)
+    """Fewest nodes the autoscaler keeps. Default 1: platform pods must always have a node."""
+
+    max_count: int = Field(3, ge=1, le=100)
+    """Most nodes the autoscaler adds. Default 3."""
+
+    availability_zones: list[Literal["1", "2", "3"]] = Field(default_factory=list)
+    """Zones for the nodes. Default none (any zone)."""
+
+    @field_validator("name")
+    @classmethod
+    def _check_name(cls, value: str) -> str:
+        if not _POOL_NAME.match(value):
+            raise ValueError("AKS Linux pool names are 1-12 lowercase letters or digits, starting with a letter")
+        return value
+
+    @model_validator(mode="after")
+    def _check_counts(self) -> PlatformPoolArgs:
+        if self.min_count > self.max_count:
+            raise ValueError(f"min_count {self.min_count} is above max_count {self.max_count}")
+        return self
+
+
 class ExistingClusterArgs(StrictModel):
     """Use a cluster that already exists instead of creating one."""
 
@@ -72,8 +106,10 @@ class AksClusterArgs(StrictModel):
     name: str
     """Cluster name: 1-63 letters, digits, hyphens or underscores. Required."""
 
-    kubernetes_version: str | None = Field("1.34", pattern=r"^1\.\d{2}(\.\d+)?$")
-    """Kubernetes version. Default ``1.34``, the first with ``resource.k8s.io/v1`` DRA (seed 004)."""
+    kubernetes_version: str | None = Field("1.35", pattern=r"^1\.\d{2}(\.\d+)?$")
+    """Kubernetes version. Default ``1.35``: AKS ended support for 1.34 (the first with
+    ``resource.k8s.io/v1`` DRA, which seed 004 qualified) in November 2026; see
+    ``components/lifecycle.json``. After a version change, re-run the qualification gates."""
 
     tier: Literal["Free", "Standard", "Premium"] = "Standard"
     """Control-plane pricing tier. Default ``Standard``: financially backed SLA and a control plane
@@ -89,6 +125,10 @@ class AksClusterArgs(StrictModel):
 
     system_pool: SystemPoolArgs = Field(default_factory=SystemPoolArgs)
     """The system pool. Default: two ``Standard_D4ds_v5`` nodes."""
+
+    platform_pool: PlatformPoolArgs | None = Field(default_factory=PlatformPoolArgs)
+    """The CPU user pool for platform workloads. Default: ``Standard_D4ds_v5``, 1-3 nodes. Set null
+    only when the cluster has another untainted user pool for them."""
 
     kaito: bool = False
     """Enable the AI toolchain operator (KAITO) add-on. Default False."""
@@ -201,6 +241,7 @@ class AksCluster(pulumi.ComponentResource):
         super().__init__(f"{PACKAGE}:index:AksCluster", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self._admin_grants: list[pulumi.Resource] = []
+        self._platform: list[pulumi.Resource] = []
 
         if args.existing:
             self.managed_cluster = None
@@ -223,6 +264,8 @@ class AksCluster(pulumi.ComponentResource):
             self.cluster_id = self.managed_cluster.id
             self.kubernetes_version = args.kubernetes_version
             self.tier = args.tier
+            if args.platform_pool:
+                self._platform_pool(name, args.platform_pool, resource_group_name, child)
 
         credentials = containerservice.list_managed_cluster_user_credentials_output(
             resource_group_name=self.resource_group_name,
@@ -239,7 +282,8 @@ class AksCluster(pulumi.ComponentResource):
             # Server-side apply lets several components own fields of one object and surfaces
             # admission-webhook rejections at preview time.
             enable_server_side_apply=True,
-            opts=child,
+            # Objects created through the provider wait for a node that can run platform pods.
+            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=self._platform)),
         )
         self.register_outputs(
             {
@@ -249,6 +293,29 @@ class AksCluster(pulumi.ComponentResource):
                 "kubeconfig": self.kubeconfig,
             }
         )
+
+    def _platform_pool(self, name: str, pool: PlatformPoolArgs, resource_group_name, child) -> None:
+        self._platform = [
+            containerservice.AgentPool(
+                f"{name}-platform",
+                agent_pool_name=pool.name,
+                resource_name_=self.managed_cluster.name,
+                resource_group_name=resource_group_name,
+                mode="User",
+                vm_size=pool.vm_size,
+                os_type="Linux",
+                os_sku="AzureLinux",
+                type="VirtualMachineScaleSets",
+                enable_auto_scaling=True,
+                count=pool.min_count,
+                min_count=pool.min_count,
+                max_count=pool.max_count,
+                availability_zones=pool.availability_zones or None,
+                node_labels={"aks-gpu-inference/pool": "platform"},
+                # The autoscaler owns the node count once the pool exists.
+                opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(ignore_changes=["count"])),
+            )
+        ]
 
     def _create(self, name, args: AksClusterArgs, location, resource_group_name, child) -> containerservice.ManagedCluster:
         system = args.system_pool

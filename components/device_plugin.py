@@ -11,7 +11,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ._base import PACKAGE, StrictModel, fail, validate_args
+from ._base import PACKAGE, Children, StrictModel, fail, node_agent_namespace, validate_args
 from .gpu_node_pool import AGENTPOOL_LABEL, GpuNodePool
 
 CHART_REPO = "https://nvidia.github.io/k8s-device-plugin"
@@ -25,6 +25,10 @@ class NvidiaDevicePluginArgs(StrictModel):
 
     namespace: str = "nvidia-device-plugin"
     """Namespace of the DaemonSet. Default ``nvidia-device-plugin``."""
+
+    create_namespace: bool = True
+    """Create the namespace (Pod Security ``privileged``: the plugin mounts the kubelet's device-plugin
+    socket folder from the host). Default True; a Helm Chart never creates its namespace."""
 
 
 class NvidiaDevicePlugin(pulumi.ComponentResource):
@@ -58,6 +62,16 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
                     "the device plugin serves NVIDIA pools whose driver AKS installs (driver 'aks')",
                 )
         super().__init__(f"{PACKAGE}:index:NvidiaDevicePlugin", name, None, opts)
+        children = Children(self, opts, provider)
+        namespace = pulumi.Output.from_input(args.namespace)
+        if args.create_namespace:
+            created = node_agent_namespace(
+                f"{name}-namespace",
+                args.namespace,
+                children.opts(),
+                "the device plugin mounts /var/lib/kubelet/device-plugins from the host",
+            )
+            namespace = created.metadata["name"]
         self.pools = sorted(p.pool_name for p in pools)
         tolerations = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
         for pool in pools:
@@ -68,7 +82,7 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
             chart="nvidia-device-plugin",
             repository_opts={"repo": CHART_REPO},
             version=args.chart_version,
-            namespace=args.namespace,
+            namespace=namespace,
             values={
                 # "mixed" names each MIG slice (nvidia.com/mig-1g.10gb), matching GpuNodePool.gpu_resource_name.
                 "migStrategy": "mixed" if mig else "none",
@@ -83,6 +97,6 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
                 },
                 "tolerations": tolerations,
             },
-            opts=pulumi.ResourceOptions(parent=self, provider=provider),
+            opts=children.opts(),
         )
         self.register_outputs({"pools": self.pools})

@@ -15,12 +15,13 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pydantic import Field, field_validator
 
-from ._base import PACKAGE, StrictModel, fail, validate_args
+from ._base import PACKAGE, Children, StrictModel, fail, node_agent_namespace, validate_args
 from .gpu_node_pool import AGENTPOOL_LABEL, GpuNodePool
 from .rdma_network import POOL_ANNOTATION, min_kubernetes
 
 DRA_DRIVER_CHART = "oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu"
 GPU_OPERATOR_REPO = "https://helm.ngc.nvidia.com/nvidia"
+DRA_DRIVER_NAMESPACE = "dra-driver-nvidia-gpu"
 GPU_CLASS = "gpu.nvidia.com"
 MIG_CLASS = "mig.nvidia.com"
 HOST_DRIVER_ROOT = "/"
@@ -128,7 +129,8 @@ class DraDeviceClasses(pulumi.ComponentResource):
         min_kubernetes(kubernetes_version, "DraDeviceClasses", name)
         driver_root = self._check(name, args, pools)
         super().__init__(f"{PACKAGE}:index:DraDeviceClasses", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self, provider=provider)
+        # Children wait for what the component waits for (the RDMA network that owns the namespace).
+        child = Children(self, opts, provider).opts()
         self.namespace = args.namespace
         depends: list[pulumi.Resource] = []
         if args.create_namespace:
@@ -149,7 +151,15 @@ class DraDeviceClasses(pulumi.ComponentResource):
         if args.gpu_operator:
             depends.append(self._gpu_operator(name, args.gpu_operator, pools, tolerations, child))
         if args.install_driver:
-            depends.append(self._dra_driver(name, args.chart_version, driver_root, pools, tolerations, child))
+            driver_namespace = node_agent_namespace(
+                f"{name}-driver-namespace",
+                DRA_DRIVER_NAMESPACE,
+                child,
+                "the DRA kubelet plugin manages CDI specs and driver files on the host",
+            )
+            depends.append(
+                self._dra_driver(name, args.chart_version, driver_root, pools, tolerations, driver_namespace.metadata["name"], child)
+            )
 
         after = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=depends))
         self.device_classes, self.templates = {}, {}
@@ -274,12 +284,12 @@ class DraDeviceClasses(pulumi.ComponentResource):
         self.templates[template] = f"{count} x {device_class}" + (f" ({cel})" if cel else "")
 
     @staticmethod
-    def _dra_driver(name, version, driver_root, pools, tolerations, opts) -> pulumi.Resource:
+    def _dra_driver(name, version, driver_root, pools, tolerations, namespace, opts) -> pulumi.Resource:
         return k8s.helm.v4.Chart(
             f"{name}-driver",
             chart=DRA_DRIVER_CHART,
             version=version,
-            namespace="dra-driver-nvidia-gpu",
+            namespace=namespace,
             values={
                 "nvidiaDriverRoot": driver_root,
                 "resourceApiVersion": "resource.k8s.io/v1",
@@ -306,12 +316,18 @@ class DraDeviceClasses(pulumi.ComponentResource):
     @staticmethod
     def _gpu_operator(name, operator: GpuOperatorArgs, pools, tolerations, opts) -> pulumi.Resource:
         has_mig = any(p.gpu_resource_name.startswith("nvidia.com/mig-") for p in pools)
+        namespace = node_agent_namespace(
+            f"{name}-gpu-operator-namespace",
+            "gpu-operator",
+            opts,
+            "the operator's driver, toolkit and validator DaemonSets run privileged on GPU nodes",
+        )
         return k8s.helm.v4.Chart(
             f"{name}-gpu-operator",
             chart="gpu-operator",
             repository_opts={"repo": GPU_OPERATOR_REPO},
             version=operator.chart_version,
-            namespace="gpu-operator",
+            namespace=namespace.metadata["name"],
             values={
                 "driver": {"enabled": operator.driver},
                 "toolkit": {"enabled": operator.driver},

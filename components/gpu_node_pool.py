@@ -57,10 +57,11 @@ class GpuNodePoolArgs(StrictModel):
     mode: Literal["User", "System"] = "User"
     """AKS pool mode. Default ``User``: system pods belong on the cluster's small system pool."""
 
-    os_sku: Literal["Ubuntu2404", "Ubuntu2204", "Ubuntu", "AzureLinux", "AzureLinux3"] = "Ubuntu2404"
-    """Node OS. Default ``Ubuntu2404``, the image seed 004 qualified for RDMA (inbox mlx5 modules).
-    ``AzureLinux``/``AzureLinux3`` are the smaller, validated-driver option (seed 000). Passed as a
-    string because the SDK's enum lacks ``Ubuntu2404``."""
+    os_sku: Literal["Ubuntu", "Ubuntu2204", "AzureLinux", "AzureLinux3"] = "Ubuntu"
+    """Node OS. Default ``Ubuntu``, which is Ubuntu 24.04 from Kubernetes 1.35 on (AKS OS SKU docs): the
+    image seed 004 qualified for RDMA (inbox mlx5 modules). ``Ubuntu2404`` is not accepted: the
+    containerservice API version of the pinned SDK (2025-09-01) lacks it (added in 2025-10-01,
+    azure-rest-api-specs#38610). ``AzureLinux``/``AzureLinux3`` are the smaller, validated-driver option (seed 000)."""
 
     driver: Literal["aks", "none"] = "aks"
     """Who installs the GPU driver. Default ``aks`` (``gpuProfile.driver=Install``): AKS bakes a

@@ -15,7 +15,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pydantic import Field, field_validator
 
-from ._base import PACKAGE, StrictModel, fail, validate_args
+from ._base import PACKAGE, Children, StrictModel, fail, validate_args
 from .dra_device_classes import DraDeviceClasses
 from .pod_contract import RdmaPodSpec
 from .rdma_network import RdmaNetwork
@@ -149,7 +149,8 @@ class QualificationGates(pulumi.ComponentResource):
                 "gates 3-6 run across two nodes; give the pool count (or max_count) of at least 2",
             )
         super().__init__(f"{PACKAGE}:index:QualificationGates", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self, provider=provider)
+        # Children wait for what the component waits for (the namespace owner, the claim templates).
+        child = Children(self, opts, provider).opts()
         namespace = network.namespace
         pool = network.pools[args.pool]
         rail_gbps = pool.sku.infiniband_gbps

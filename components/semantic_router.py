@@ -14,7 +14,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from . import router_config
-from ._base import PACKAGE, validate_args
+from ._base import PACKAGE, Children, validate_args
 from ._k8s import KubernetesObject
 
 NAMESPACE = "vllm-semantic-router-system"
@@ -51,7 +51,7 @@ class SemanticRouter(pulumi.ComponentResource):
         self.config = router_config.render(args)
         super().__init__(f"{PACKAGE}:index:SemanticRouter", name, None, opts)
         # Children wait for what the component waits for (the namespace is often created by a sibling).
-        child = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=opts.depends_on if opts else None)
+        child = Children(self, opts, provider).opts()
         self.service_host = f"{RELEASE}.{NAMESPACE}.svc.cluster.local"
         namespace = k8s.core.v1.Namespace(
             f"{name}-namespace",

@@ -17,7 +17,7 @@ import pulumi_kubernetes as k8s
 from pydantic import Field
 
 from . import router_config
-from ._base import PACKAGE, StrictModel, fail, validate_args
+from ._base import PACKAGE, Children, StrictModel, fail, validate_args
 from .ai_gateway import AiGateway, AiGatewayArgs, GatewayBackend, TracingEndpoint
 from .azure_openai import AzureOpenAI, AzureOpenAIArgs
 from .grafana import ManagedGrafana, ManagedGrafanaArgs
@@ -108,8 +108,10 @@ class SemanticRouterGateway(pulumi.ComponentResource):
         if args.grafana and prometheus is None:
             fail("SemanticRouterGateway", name, "grafana", "set", "needs the stack's managed Prometheus workspace")
         super().__init__(f"{PACKAGE}:index:SemanticRouterGateway", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
-        on_cluster = pulumi.ResourceOptions(parent=self, provider=provider)
+        # Children wait for what the component waits for (the models' namespaces and services).
+        children = Children(self, opts)
+        child = children.opts()
+        on_cluster = Children(self, opts, provider).opts()
         gateway_namespace = args.gateway.namespace
 
         openai = AzureOpenAI(f"{name}-openai", args.azure_openai, resource_group_name, location, opts=child)
@@ -141,31 +143,35 @@ class SemanticRouterGateway(pulumi.ComponentResource):
             gateway_args = gateway_args.model_copy(update={"tracing_endpoint": collector})
         gateway = AiGateway(f"{name}-gateway", gateway_args, provider, self_hosted + frontier, client_keys, opts=child)
         if args.tracing:
+            # Named after the gateway so that two gateways never share a URN; the alias keeps the
+            # collector of stacks deployed before the rename (it was named ``otel-collector``).
             TraceCollector(
-                TRACE_COLLECTOR,
+                f"{name}-{TRACE_COLLECTOR}",
                 gateway_namespace,
                 resource_group_name,
                 location,
                 provider,
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[gateway]),
+                opts=children.opts(gateway, aliases=[pulumi.Alias(name=TRACE_COLLECTOR)]),
+                kube_name=TRACE_COLLECTOR,
             )
         EntraTokenRefresher(
-            REFRESHER,
+            f"{name}-{REFRESHER}",
             gateway_namespace,
             [b.secret_name for b in frontier],
             identity,
             provider,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[grant, gateway]),
+            opts=children.opts(grant, gateway, aliases=[pulumi.Alias(name=REFRESHER)]),
+            kube_name=REFRESHER,
         )
-        SemanticRouter(
+        router = SemanticRouter(
             f"{name}-router",
             config,
             args.gateway.gateway_name,
             gateway_namespace,
             provider,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[gateway]),
+            opts=children.opts(gateway),
         )
-        self._pod_monitors(name, args, on_cluster, gateway)
+        self._pod_monitors(name, args, on_cluster, [gateway, router])
         self.endpoint, self.address_command, self.routes = gateway.endpoint, gateway.address_command, gateway.routes
         self.cost_per_million = {m.name: (m.prompt_usd_per_million, m.completion_usd_per_million) for m in config.models}
         outputs = {"endpoint": self.endpoint, "routes": self.routes, "cost_per_million": self.cost_per_million}
@@ -242,7 +248,7 @@ class SemanticRouterGateway(pulumi.ComponentResource):
             fail("SemanticRouterGateway", name, "decisions", "see below", str(err).replace("\n", " "))
 
     @staticmethod
-    def _pod_monitors(name: str, args: SemanticRouterGatewayArgs, opts, gateway) -> None:
+    def _pod_monitors(name: str, args: SemanticRouterGatewayArgs, opts, after: list[pulumi.Resource]) -> None:
         """Managed Prometheus scrapes the Envoy proxies (token usage, latency) and the router (decisions)."""
         targets = {
             # Envoy Gateway labels each proxy pod with its Gateway. The envoy container's "metrics" port
@@ -270,5 +276,6 @@ class SemanticRouterGateway(pulumi.ComponentResource):
                     "labelNameLengthLimit": 511,
                     "labelValueLengthLimit": 1023,
                 },
-                opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[gateway])),
+                # The gateway and the router create the namespaces these land in.
+                opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=after)),
             )

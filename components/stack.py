@@ -108,7 +108,14 @@ def build_stack(config: StackConfig) -> Stack:
     if config.rdma and config.rdma.gates:
         gates = config.rdma.gates.model_dump()
         gates["pool"] = gates["pool"] or config.rdma.pools[0]
-        stack.gates = QualificationGates("qualify", gates, stack.rdma, cluster.provider, stack.dra)
+        stack.gates = QualificationGates(
+            "qualify",
+            gates,
+            stack.rdma,
+            cluster.provider,
+            stack.dra,
+            opts=pulumi.ResourceOptions(depends_on=[r for r in (stack.rdma, stack.dra) if r]),
+        )
         pulumi.export("qualification_jobs", stack.gates.jobs)
         pulumi.export("qualification_verdicts", stack.gates.verdict_command)
 

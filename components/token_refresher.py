@@ -12,7 +12,7 @@ from pathlib import Path
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ._base import PACKAGE, restricted_container
+from ._base import PACKAGE, Children, restricted_container
 from .workload_identity import WorkloadIdentity
 
 SCRIPT = Path(__file__).with_name("refresher") / "refresh_token.py"
@@ -36,9 +36,11 @@ class EntraTokenRefresher(pulumi.ComponentResource):
         scope: str = COGNITIVE_SERVICES_SCOPE,
         schedule: str = "*/20 * * * *",
         opts: pulumi.ResourceOptions | None = None,
+        *,
+        kube_name: str | None = None,
     ):
         """
-        :param name: Logical name; also the Kubernetes name of the service account, Role and CronJob.
+        :param name: Logical name of the component; children are named ``<name>-<role>``.
         :param namespace: Namespace of the Secret and the refresher.
         :param secret_names: Secrets to keep filled (key ``apiKey``, the name Envoy AI Gateway reads).
         :param identity: Workload identity federated with ``<namespace>/<name>``; grant it the target role.
@@ -46,10 +48,13 @@ class EntraTokenRefresher(pulumi.ComponentResource):
         :param scope: Token scope. Default: Azure AI services (Azure OpenAI).
         :param schedule: Cron schedule. Default every 20 minutes, well inside the token lifetime.
         :param opts: Standard Pulumi resource options.
+        :param kube_name: Kubernetes name of its objects. Default ``name``; a parent component passes its
+            own child name as ``name`` (unique per parent) and the fixed in-cluster name here.
         """
+        kube_name = kube_name or name
         super().__init__(f"{PACKAGE}:index:EntraTokenRefresher", name, None, opts)
         # Children wait for what the component waits for (the namespace is often created by a sibling).
-        child = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=opts.depends_on if opts else None)
+        child = Children(self, opts, provider).opts()
         self.secret_names = list(secret_names)
         secrets = [
             k8s.core.v1.Secret(
@@ -64,34 +69,34 @@ class EntraTokenRefresher(pulumi.ComponentResource):
         ]
         account = k8s.core.v1.ServiceAccount(
             f"{name}-sa",
-            metadata={"name": name, "namespace": namespace, "annotations": identity.service_account_annotations},
+            metadata={"name": kube_name, "namespace": namespace, "annotations": identity.service_account_annotations},
             opts=child,
         )
         role = k8s.rbac.v1.Role(
             f"{name}-role",
-            metadata={"name": name, "namespace": namespace},
+            metadata={"name": kube_name, "namespace": namespace},
             # Only this one Secret, only read and patch.
             rules=[{"apiGroups": [""], "resources": ["secrets"], "resourceNames": self.secret_names, "verbs": ["get", "patch"]}],
             opts=child,
         )
         k8s.rbac.v1.RoleBinding(
             f"{name}-binding",
-            metadata={"name": name, "namespace": namespace},
-            role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
-            subjects=[{"kind": "ServiceAccount", "name": name, "namespace": namespace}],
+            metadata={"name": kube_name, "namespace": namespace},
+            role_ref={"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": kube_name},
+            subjects=[{"kind": "ServiceAccount", "name": kube_name, "namespace": namespace}],
             opts=child,
         )
         script = k8s.core.v1.ConfigMap(
             f"{name}-script",
-            metadata={"name": f"{name}-script", "namespace": namespace},
+            metadata={"name": f"{kube_name}-script", "namespace": namespace},
             data={"refresh_token.py": SCRIPT.read_text()},
             opts=child,
         )
-        pod = self._pod(name, namespace, self.secret_names, scope, identity)
+        pod = self._pod(kube_name, namespace, self.secret_names, scope, identity)
         after = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[*secrets, account, role, script]))
         k8s.batch.v1.CronJob(
             f"{name}-cronjob",
-            metadata={"name": name, "namespace": namespace},
+            metadata={"name": kube_name, "namespace": namespace},
             spec={
                 "schedule": schedule,
                 "concurrencyPolicy": "Forbid",
@@ -104,7 +109,7 @@ class EntraTokenRefresher(pulumi.ComponentResource):
         # The first token now, not at the next schedule; retries cover role-assignment propagation.
         k8s.batch.v1.Job(
             f"{name}-first",
-            metadata={"name": f"{name}-first", "namespace": namespace},
+            metadata={"name": f"{kube_name}-first", "namespace": namespace},
             spec={"backoffLimit": 8, "ttlSecondsAfterFinished": 3600, "template": pod},
             opts=pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(custom_timeouts=pulumi.CustomTimeouts(create="15m"))),
         )

@@ -12,7 +12,7 @@ import pulumi_kubernetes as k8s
 import yaml
 from pulumi_azure_native import applicationinsights, operationalinsights
 
-from ._base import PACKAGE, restricted_container
+from ._base import PACKAGE, Children, restricted_container
 
 # The contrib distribution carries the azuremonitor exporter; it reads the Application Insights
 # connection string (opentelemetry-collector-contrib exporter/azuremonitorexporter README).
@@ -44,20 +44,25 @@ class TraceCollector(pulumi.ComponentResource):
         location: pulumi.Input[str],
         provider: k8s.Provider,
         opts: pulumi.ResourceOptions | None = None,
+        *,
+        kube_name: str | None = None,
     ):
         """
-        :param name: Logical name; also the collector's Kubernetes name.
+        :param name: Logical name of the component; children are named ``<name>-<role>``.
         :param namespace: Namespace of the collector (it must exist; the gateway's namespace).
         :param resource_group_name: Resource group for Log Analytics and Application Insights.
         :param location: Azure region for them.
         :param provider: Kubernetes provider of the cluster.
         :param opts: Standard Pulumi resource options.
+        :param kube_name: Kubernetes name of its objects. Default ``name``; a parent component passes its
+            own child name as ``name`` (unique per parent) and the fixed in-cluster name here.
         """
+        kube_name = kube_name or name
         super().__init__(f"{PACKAGE}:index:TraceCollector", name, None, opts)
         azure = pulumi.ResourceOptions(parent=self)
         # Children wait for what the component waits for (the namespace is often created by a sibling).
-        on_cluster = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=opts.depends_on if opts else None)
-        self.service, self.namespace, self.port = name, namespace, OTLP_PORT
+        on_cluster = Children(self, opts, provider).opts()
+        self.service, self.namespace, self.port = kube_name, namespace, OTLP_PORT
         logs = operationalinsights.Workspace(
             f"{name}-logs",
             resource_group_name=resource_group_name,
@@ -79,7 +84,7 @@ class TraceCollector(pulumi.ComponentResource):
         self.app_insights_id = insights.id
         secret = k8s.core.v1.Secret(
             f"{name}-connection",
-            metadata={"name": f"{name}-connection", "namespace": namespace},
+            metadata={"name": f"{kube_name}-connection", "namespace": namespace},
             type="Opaque",
             # The connection string only allows writing telemetry, but it stays a secret all the same.
             string_data={"connectionString": pulumi.Output.secret(insights.connection_string)},
@@ -87,14 +92,14 @@ class TraceCollector(pulumi.ComponentResource):
         )
         config = k8s.core.v1.ConfigMap(
             f"{name}-config",
-            metadata={"name": f"{name}-config", "namespace": namespace},
+            metadata={"name": f"{kube_name}-config", "namespace": namespace},
             data={"config.yaml": yaml.safe_dump(COLLECTOR_CONFIG, sort_keys=False)},
             opts=on_cluster,
         )
-        labels = {"app.kubernetes.io/name": "otel-collector", "app.kubernetes.io/instance": name}
+        labels = {"app.kubernetes.io/name": "otel-collector", "app.kubernetes.io/instance": kube_name}
         k8s.apps.v1.Deployment(
             f"{name}-deployment",
-            metadata={"name": name, "namespace": namespace, "labels": labels},
+            metadata={"name": kube_name, "namespace": namespace, "labels": labels},
             spec={
                 "replicas": 1,
                 "selector": {"matchLabels": labels},
@@ -115,7 +120,7 @@ class TraceCollector(pulumi.ComponentResource):
                                 "env": [
                                     {
                                         "name": "APPLICATIONINSIGHTS_CONNECTION_STRING",
-                                        "valueFrom": {"secretKeyRef": {"name": f"{name}-connection", "key": "connectionString"}},
+                                        "valueFrom": {"secretKeyRef": {"name": f"{kube_name}-connection", "key": "connectionString"}},
                                     }
                                 ],
                                 "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "512Mi"}},
@@ -123,7 +128,7 @@ class TraceCollector(pulumi.ComponentResource):
                                 "volumeMounts": [{"name": "conf", "mountPath": "/conf", "readOnly": True}],
                             }
                         ],
-                        "volumes": [{"name": "conf", "configMap": {"name": f"{name}-config"}}],
+                        "volumes": [{"name": "conf", "configMap": {"name": f"{kube_name}-config"}}],
                     },
                 },
             },
@@ -131,8 +136,8 @@ class TraceCollector(pulumi.ComponentResource):
         )
         k8s.core.v1.Service(
             f"{name}-service",
-            metadata={"name": name, "namespace": namespace, "labels": labels},
+            metadata={"name": kube_name, "namespace": namespace, "labels": labels},
             spec={"selector": labels, "ports": [{"name": "otlp-grpc", "port": OTLP_PORT, "targetPort": "otlp-grpc"}]},
             opts=on_cluster,
         )
-        self.register_outputs({"service": name, "namespace": namespace, "port": OTLP_PORT})
+        self.register_outputs({"service": kube_name, "namespace": namespace, "port": OTLP_PORT})

@@ -18,7 +18,7 @@ import pulumi_kubernetes as k8s
 from pydantic import Field, field_validator, model_validator
 
 from . import catalog, models
-from ._base import PACKAGE, StrictModel, fail, restricted_container, validate_args
+from ._base import PACKAGE, Children, StrictModel, fail, restricted_container, validate_args
 from .errors import FieldProblem
 from .gpu_node_pool import GpuNodePool
 from .pod_contract import RdmaPodSpec
@@ -26,7 +26,9 @@ from .pod_contract import RdmaPodSpec
 PORT = 8000
 DECODE_ENGINE_PORT = 8200
 """Decode pods: vLLM listens here, the llm-d routing sidecar takes PORT in front of it (llm-d P/D guide)."""
-ROUTING_SIDECAR_IMAGE = "ghcr.io/llm-d/llm-d-router-disagg-sidecar:v0.8.0"
+ROUTING_SIDECAR_IMAGE = "ghcr.io/llm-d/llm-d-routing-sidecar:v0.8.0"
+"""The sidecar image llm-d v0.8.0 publishes (``llm-d/llm-d-router@v0.8.0:.github/workflows/ci-release.yaml``
+``sidecar_name``); the ``llm-d-router-disagg-sidecar`` name starts at v0.9.0, with a new EPP image too."""
 INFERENCEPOOL_CHART = "oci://registry.k8s.io/gateway-api-inference-extension/charts/inferencepool"
 INFERENCEPOOL_CHART_VERSION = "v1.3.1"
 """The Gateway API Inference Extension chart (InferencePool + endpoint picker), KAITO's pin."""
@@ -283,7 +285,7 @@ class VllmService(pulumi.ComponentResource):
         facts = self._check(name, args, pool, model_store, identity, hf_token, dra, rdma, monitoring)
         super().__init__(f"{PACKAGE}:index:VllmService", name, None, opts)
         # Children do not inherit the component's depends_on (namespace, Blob read grant): pass it on.
-        child = pulumi.ResourceOptions(parent=self, provider=provider, depends_on=opts.depends_on if opts else None)
+        child = Children(self, opts, provider).opts()
         self.service_name = args.name
         self.namespace = args.namespace
         self.served_model_name = args.served_model_name or args.model
@@ -616,7 +618,8 @@ class VllmService(pulumi.ComponentResource):
                         f"--port={PORT}",
                         f"--vllm-port={DECODE_ENGINE_PORT}",
                         "--kv-connector=nixlv2",
-                        "--secure-serving=false",
+                        # v0.8.0's flag (pkg/sidecar/proxy/options.go); --secure-serving is the EPP's and stops it.
+                        "--secure-proxy=false",
                     ],
                     "ports": [{"name": "http", "containerPort": PORT}],
                     "resources": {"requests": {"cpu": "250m", "memory": "256Mi"}, "limits": {"memory": "512Mi"}},

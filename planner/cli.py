@@ -11,6 +11,7 @@ import json
 import signal
 import sys
 import time
+from datetime import date
 from pathlib import Path
 
 from components.errors import ConfigError
@@ -39,6 +40,16 @@ def load_policy_config(path: str | None) -> dict:
     return {name: ({"enforcementLevel": v} if isinstance(v, str) else v) for name, v in config.items()}
 
 
+def parse_as_of(text: str | None) -> date:
+    """The plan date: today, or ``--as-of YYYY-MM-DD`` (lifecycle checks judge retirements on it)."""
+    if not text:
+        return date.today()
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise ConfigError("--as-of is invalid", [f"--as-of={text!r}: expected a date as YYYY-MM-DD"]) from None
+
+
 def findings_table(rows: list[tuple[str, str, str, str]]) -> str:
     from .tables import table
 
@@ -51,6 +62,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
     project_dir = stackfile.find_project_dir(Path(args.project_dir).resolve())
     stack = stackfile.read_stack(project_dir, args.stack)
+    as_of = parse_as_of(args.as_of)
     policy_config = load_policy_config(args.policy_config)
     _progress(f"planning stack {stack.stack!r} of {stack.project!r} offline (Pulumi SDK mocks; no CLI, no cloud)", args.quiet)
     if stack.placeholder_secrets:
@@ -68,6 +80,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
     except pulumi.RunError as err:
         # Components raise RunError subclasses for bad input: the message is the whole story.
         raise ConfigError(f"{stack.path.name}: the stack program refused its input", [str(err)]) from None
+    from . import charts
+
+    _progress("rendering the stack's Helm charts (helm template where available, else the project's chart profiles)", args.quiet)
+    run, renders = charts.expand(run, use_helm=not args.no_helm)
     out_dir = Path(args.out or project_dir / "out" / stack.stack)
     _progress(f"registered {len(run.resources)} resources; writing {out_dir}", args.quiet)
     counts = render.write_plan(run, out_dir)
@@ -123,6 +139,15 @@ def cmd_plan(args: argparse.Namespace) -> int:
         print("  prices are unverified third-party list prices. Estimates, not quotes.", end="\n\n")
     claim_verdicts = claims.check(run)
     (out_dir / "claims.json").write_text(json.dumps([v.__dict__ for v in claim_verdicts], indent=2) + "\n")
+    from . import deploy
+    from .deploy import model as deploy_model
+    from .upstream import upstream_dir
+
+    upstream = Path(args.upstream) if args.upstream else upstream_dir()
+    findings = deploy.run(deploy_model.build(run, renders, claim_verdicts), as_of, upstream)
+    (out_dir / "deployability.json").write_text(
+        json.dumps({"as_of": as_of.isoformat(), "findings": [f.as_dict() for f in findings]}, indent=2) + "\n"
+    )
     unsatisfiable = [v for v in claim_verdicts if not v.satisfiable]
     if claim_verdicts:
         print(
@@ -141,6 +166,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
             for v in claim_verdicts
         ]
         print(table(["claim template", "request", "device class", "pool", "needs", "ok", "why"], rows), end="\n\n")
+    print(report.deployability(findings, renders, as_of, upstream), end="\n\n")
+    blockers = [f for f in findings if f.level == "blocker"]
     mandatory = [v for v in verdicts if v.mandatory]
     print(f"Policy verdicts (aks-gpu-guardrails): {len(mandatory)} mandatory, {len(verdicts) - len(mandatory)} advisory")
     if verdicts:
@@ -150,7 +177,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         f"Wrote {out_dir}: resources.json, outputs.json, policy.json, claims.json, {counts['kubernetes']} Kubernetes manifests, "
         f"{counts['azure']} Azure resources, graph.mmd/graph.dot ({time.perf_counter() - started:.1f}s)"
     )
-    return EXIT_FAILED if mandatory or unsatisfiable else EXIT_OK
+    return EXIT_FAILED if mandatory or unsatisfiable or blockers else EXIT_OK
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
@@ -199,6 +226,17 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--out", help="output folder (default: <project>/out/<stack>)")
     plan.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     plan.add_argument("--policy-config", metavar="FILE", help="policy pack config JSON, as for --policy-pack-config")
+    plan.add_argument(
+        "--as-of", metavar="YYYY-MM-DD", help="judge versions, models and VM sizes as retired or not on this date (default: today)"
+    )
+    plan.add_argument(
+        "--no-helm", action="store_true", help="render charts from the project's chart profiles even when helm is on the PATH"
+    )
+    plan.add_argument(
+        "--upstream",
+        metavar="DIR",
+        help="pinned upstream chart values and CRDs to check against (default: $AKS_GPU_UPSTREAM, else ../shared/upstream)",
+    )
     plan.set_defaults(func=cmd_plan)
 
     scan = commands.add_parser(

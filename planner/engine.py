@@ -47,7 +47,8 @@ class Registered:
 
     @property
     def is_kubernetes(self) -> bool:
-        return self.custom and self.type.startswith("kubernetes:") and not self.type.startswith("pulumi:providers:")
+        # A helm.sh/v3 Release is a custom resource too, but no Kubernetes object.
+        return self.custom and self.type.startswith("kubernetes:") and not self.type.startswith("kubernetes:helm.sh/")
 
     @property
     def is_azure(self) -> bool:

@@ -124,3 +124,42 @@ def _nodes(line: PoolLine) -> str:
 
 def _range(low: float, high: float) -> str:
     return _money(low) if abs(high - low) < 0.005 else f"{_money(low)} - {_money(high)}"
+
+
+def deployability(findings, renders, as_of, upstream) -> str:
+    """The Deployability section: which charts were rendered how, every finding, what was not checked."""
+    from .deploy import CHECKS, NOT_CHECKED
+
+    blockers = sum(f.level == "blocker" for f in findings)
+    lines = [f"Deployability (would `pulumi up` work? judged as of {as_of.isoformat()}): {blockers} blockers, "
+             f"{len(findings) - blockers} warnings"]
+    counts = {check: [0, 0] for check in CHECKS}
+    for f in findings:
+        counts[f.check][0 if f.level == "blocker" else 1] += 1
+    lines.append("  " + ", ".join(f"{check} {b}/{w}" for check, (b, w) in counts.items()) + "  (blockers/warnings per check)")
+    if renders:
+        rows = [
+            [
+                r.chart,
+                r.version,
+                r.resource.type.rsplit(":", 1)[-1].replace("Chart", "v4 Chart").replace("Release", "v3 Release"),
+                r.namespace,
+                len(r.objects),
+                len(r.hooks),
+                r.source,
+                {True: "yes", False: "no", None: "not checked"}[r.values_checked],
+            ]
+            for r in renders
+        ]
+        lines.append(table(["chart", "version", "as", "namespace", "objects", "hooks", "rendered from", "values checked"], rows))
+    if findings:
+        lines.append(
+            table(["level", "check", "object", "problem", "fix"], [[f.level, f.check, f.object, f.message, f.fix] for f in findings])
+        )
+    not_checked = list(NOT_CHECKED)
+    if any(r.source != "helm template" for r in renders):
+        not_checked.insert(0, "charts rendered from profiles, not by helm: objects as the profile records them for these values")
+    if upstream is None:
+        not_checked.insert(0, "chart values against the charts (no upstream copy: pass --upstream DIR or set AKS_GPU_UPSTREAM)")
+    lines.append("  not checked offline: " + "; ".join(not_checked) + ".")
+    return "\n".join(lines)

@@ -30,7 +30,7 @@ def test_defaults_follow_the_seeds():
         "aks-gpu-inference/gpu-model": "A100-80GB",
     }
     assert inputs["gpuProfile"] == {"driver": "Install"}
-    assert inputs["osSKU"] == "Ubuntu2404"
+    assert inputs["osSKU"] == "Ubuntu"
     assert inputs["osDiskType"] == "Ephemeral"
     assert "gpuInstanceProfile" not in inputs and "scaleSetPriority" not in inputs and "enableAutoScaling" not in inputs
     assert inputs["upgradeSettings"] == {
@@ -119,7 +119,7 @@ def test_user_labels_and_taints_override():
         ({"taints": ["sku=gpu"]}, "taint 'sku=gpu' is not 'key=value:Effect'"),
         ({"max_surge": "0", "max_unavailable": "0"}, "max_unavailable='0': with max_surge 0"),
         ({"max_surge": "150%"}, "max_surge='150%': expected a whole number of nodes"),
-        ({"os_sku": "Windows2022"}, "os_sku='Windows2022': Input should be 'Ubuntu2404'"),
+        ({"os_sku": "Windows2022"}, "os_sku='Windows2022': Input should be 'Ubuntu'"),
         ({"vmsize": "x"}, "vmsize='x': unknown key"),
     ],
 )

@@ -733,8 +733,9 @@ def test_decode_runs_vllm_behind_the_routing_sidecar(disaggregated_build):
         assert container[probe]["httpGet"] == {"path": "/health", "port": "engine"}
     (sidecar,) = pod_of(decode)["initContainers"]
     assert sidecar["name"] == "routing-sidecar" and sidecar["restartPolicy"] == "Always"
-    assert re.fullmatch(r"ghcr\.io/llm-d/[a-z-]+:v\d+\.\d+\.\d+", sidecar["image"]), "pinned sidecar image"
-    assert {"--port=8000", "--vllm-port=8200", "--kv-connector=nixlv2"} <= set(sidecar["args"])
+    # The name llm-d v0.8.0 publishes (llm-d-router@v0.8.0 ci-release.yaml), with that version's flags.
+    assert sidecar["image"] == "ghcr.io/llm-d/llm-d-routing-sidecar:v0.8.0"
+    assert {"--port=8000", "--vllm-port=8200", "--kv-connector=nixlv2", "--secure-proxy=false"} <= set(sidecar["args"])
     assert sidecar["ports"] == [{"name": "http", "containerPort": 8000}]
     assert sidecar["securityContext"]["allowPrivilegeEscalation"] is False
     assert sidecar["securityContext"]["capabilities"] == {"drop": ["ALL"]}

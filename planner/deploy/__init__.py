@@ -1,0 +1,53 @@
+"""Deployment simulation: would a real ``pulumi up`` of this plan work?
+
+Each check module looks at the planned objects (the stack's own and what its charts render) the
+way the cluster and ARM would, and returns findings that name the object and the fix. A
+``blocker`` is something a real apply fails on; a ``warning`` deploys but deserves a look.
+``NOT_CHECKED`` says plainly what no offline plan can know.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from datetime import date
+from pathlib import Path
+from typing import Literal
+
+CHECKS = ("namespaces", "scheduling", "crds", "pod-security", "helm-hooks", "chart-values", "lifecycle", "arm")
+
+NOT_CHECKED = (
+    "subscription quota and regional capacity for each VM size (new subscriptions have 0 N-family vCPUs)",
+    "that each image can be pulled from the cluster (registry reachability, credentials)",
+    "CPU and memory requests against node allocatable",
+    "admission webhooks and Azure Policy for AKS other than Pod Security",
+    "Azure role-assignment propagation delay (a first apply can see 403s for a minute or two)",
+)
+
+
+@dataclass(frozen=True)
+class Finding:
+    check: str
+    level: Literal["blocker", "warning"]
+    object: str
+    message: str
+    fix: str
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def run(model, as_of: date, upstream: Path | None) -> list[Finding]:
+    """Every deployability finding of a plan, blockers first."""
+    from . import arm, chart_checks, crds, lifecycle, namespaces, pod_security, scheduling
+
+    findings = [
+        *namespaces.check(model),
+        *scheduling.check(model),
+        *crds.check(model),
+        *pod_security.check(model),
+        *chart_checks.hooks(model),
+        *chart_checks.values(model, upstream),
+        *lifecycle.check(model, as_of),
+        *arm.check(model),
+    ]
+    return sorted(findings, key=lambda f: (f.level != "blocker", CHECKS.index(f.check)))

@@ -1,0 +1,99 @@
+"""Versions, models and VM sizes against the dated lifecycle table (``components/lifecycle.json``).
+
+Retired on the plan date is a blocker (AKS refuses a Kubernetes version past support, Azure OpenAI
+refuses deployments of a retired model version, a retired size cannot be allocated); retiring
+within the warning window is a warning, so the change can be planned and re-qualified in time.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+from components import lifecycle
+
+from ..render import plain
+from . import Finding
+from .model import DeployModel
+
+
+def _minor(version: str) -> str:
+    return ".".join(version.split(".")[:2])
+
+
+def subjects(model: DeployModel) -> list[tuple[str, str, str]]:
+    """(lifecycle kind, name, object) for everything in the plan that has a lifecycle."""
+    found = []
+    version = model.cluster.get("kubernetesVersion")
+    if isinstance(version, str):
+        found.append(("kubernetes", _minor(version), "ManagedCluster kubernetesVersion"))
+    for record in model.run.resources:
+        inputs = plain(record.inputs)
+        if record.type.endswith("cognitiveservices:Deployment"):
+            model_spec = (inputs.get("properties") or {}).get("model") or {}
+            if model_spec.get("name") and model_spec.get("version"):
+                found.append(
+                    ("azure-openai", f"{model_spec['name']} {model_spec['version']}", f"Azure OpenAI deployment {record.name}")
+                )
+        elif record.type.endswith("dashboard:Grafana"):
+            major = (inputs.get("properties") or {}).get("grafanaMajorVersion")
+            if major is not None:
+                found.append(("grafana", str(major), f"Managed Grafana {record.name}"))
+    for pool in model.pools:
+        found.append(("vm-size", pool.vm_size, pool.where))
+    return found
+
+
+def check(model: DeployModel, as_of: date) -> list[Finding]:
+    findings = []
+    if not isinstance(model.cluster.get("kubernetesVersion"), str) and model.cluster:
+        findings.append(
+            Finding(
+                "lifecycle",
+                "warning",
+                "ManagedCluster kubernetesVersion",
+                "not pinned: AKS picks its default version, which the qualification gates have not seen",
+                "pin cluster.kubernetes_version to a supported minor version",
+            )
+        )
+    for kind, name, where in subjects(model):
+        entry = lifecycle.status(kind, name, as_of)
+        if entry is None:
+            if kind == "kubernetes":
+                findings.append(
+                    Finding(
+                        "lifecycle",
+                        "blocker",
+                        where,
+                        f"Kubernetes {name} is not in the AKS lifecycle table",
+                        f"use a version AKS supports on {as_of}: {', '.join(lifecycle.supported('kubernetes', as_of))}",
+                    )
+                )
+            continue
+        if entry.state == "retired":
+            findings.append(
+                Finding(
+                    "lifecycle",
+                    "blocker",
+                    where,
+                    f"{entry.describe()} retired on {entry.retires} ({entry.source})",
+                    _replacement(kind, as_of),
+                )
+            )
+        elif entry.state == "retiring":
+            findings.append(
+                Finding(
+                    "lifecycle",
+                    "warning",
+                    where,
+                    f"{entry.describe()} retires on {entry.retires}, within {lifecycle.WARN_DAYS} days ({entry.source})",
+                    _replacement(kind, as_of),
+                )
+            )
+    return findings
+
+
+def _replacement(kind: str, as_of: date) -> str:
+    current = lifecycle.supported(kind, as_of)
+    if not current:
+        return "move to a supported version"
+    return f"move to one supported on {as_of}: {', '.join(current[:6])}"
