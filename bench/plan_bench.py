@@ -1,12 +1,15 @@
 """Offline-planner overhead of the component library: the real stack program (ComponentResources, pydantic
-validation, catalog lookups) against bench/baseline_program.py, which registers the same raw resources directly.
-Both run through planner.engine.run_program in one process, so the mock-engine cost cancels out of the ratio."""
+validation, catalog lookups) against bench/baseline_program.py, which replays the raw resources the component
+run registered, directly. Both run through planner.engine.run_program in one process, so the mock-engine cost
+cancels out of the ratio."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gc
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -71,7 +74,8 @@ def raw_resources(run: engine.ProgramRun) -> dict[str, str]:
     result = {}
     for r in run.resources:
         if r.custom or not r.type.startswith(f"{PACKAGE}:"):
-            options = {**r.options, "dependsOn": sorted(_ref(d) for d in r.options.get("dependsOn", []))}
+            raw_deps = [d for d in r.options.get("dependsOn", []) if not _ref(d).startswith(f"{PACKAGE}:")]
+            options = {**r.options, "dependsOn": sorted({_ref(d) for d in raw_deps})}
             if "provider" in options:
                 options["provider"] = _ref(options["provider"])
             result[f"{r.type}::{r.name}"] = json.dumps({"inputs": r.inputs, "options": options}, sort_keys=True)
@@ -90,6 +94,13 @@ def check_same(label: str, component: engine.ProgramRun, baseline: engine.Progra
         sys.exit(f"baseline does not match the component program: {', '.join(differ)}")
 
 
+def record_replay(run: engine.ProgramRun, path: Path) -> None:
+    """Write the component run's raw resources for bench/baseline_program.py and point it at them."""
+    raw = [dataclasses.asdict(r) for r in run.resources if r.custom or not r.type.startswith(f"{PACKAGE}:")]
+    path.write_text(json.dumps(raw))
+    os.environ["AKS_GPU_REPLAY"] = str(path)
+
+
 def timed(run) -> float:
     gc.collect()
     started = time.perf_counter()
@@ -102,6 +113,9 @@ def cold_start(repeat: int) -> tuple[float, float] | None:
     cli = Path(sys.executable).with_name("aks-gpu")
     if repeat < 1 or not cli.exists():
         return None
+    replay = tempfile.NamedTemporaryFile(prefix="aks-gpu-replay-", suffix=".json", delete=False)
+    stack = stackfile.read_stack(ROOT, "dev")
+    record_replay(engine.run_program(ROOT, stack.project, stack.stack, stack.config, stack.secret_keys), Path(replay.name))
     driver = (
         "from pathlib import Path; from planner import engine, stackfile; "
         f"s = stackfile.read_stack(Path({str(ROOT)!r}), 'dev'); "
@@ -138,7 +152,9 @@ def main() -> None:
         def run(main: str, config: dict[str, str] = config, secret_keys: list[str] = secret_keys) -> engine.ProgramRun:
             return engine.run_program(ROOT, stack.project, stack.stack, config, secret_keys, main=main)
 
-        check_same(label, run("__main__.py"), run(BASELINE))  # also the warm-up of both sides
+        component_run = run("__main__.py")
+        record_replay(component_run, Path(tempfile.mkdtemp(prefix="aks-gpu-bench-")) / "replay.json")
+        check_same(label, component_run, run(BASELINE))  # also the warm-up of both sides
         component, baseline = [], []
         for _ in range(args.repeat):
             component.append(timed(lambda run=run: run("__main__.py")))

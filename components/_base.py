@@ -52,7 +52,9 @@ class Children:
     component's own ``depends_on`` (Pulumi does not pass it down to children) and per child
     whatever else comes first (its namespace, the chart that ships its CRD)."""
 
-    def __init__(self, parent: pulumi.Resource, opts: pulumi.ResourceOptions | None, provider: pulumi.ProviderResource | None = None):
+    def __init__(
+        self, parent: pulumi.Resource, opts: pulumi.ResourceOptions | None, provider: pulumi.ProviderResource | None = None
+    ):
         self.parent = parent
         self.provider = provider
         depends = opts.depends_on if opts else None

@@ -4,31 +4,41 @@ AKS's GA GPU path (``gpuProfile.driver: Install``) installs the driver only; wit
 plugin the nodes advertise no GPUs and every GPU pod stays Pending (AKS "Use GPUs" docs). Pools
 whose GPUs go through DRA must not get it: the DRA driver and the device plugin would hand the same
 GPU to two pods.
+
+The project owns this DaemonSet instead of installing the ``nvidia-device-plugin`` chart: chart
+0.17.0 always renders a second, privileged DaemonSet, the MPS control daemon
+(``templates/daemonset-mps-control-daemon.yml``, gated only by ``devicePlugin.enabled``), which
+these pools never use and which no chart value removes. The DaemonSet below is the chart's
+device-plugin DaemonSet as it renders for these values (``components/chart_profiles/
+nvidia-device-plugin@0.17.0.yaml`` records the template it comes from).
 """
 
 from __future__ import annotations
 
 import pulumi
 import pulumi_kubernetes as k8s
+from pydantic import Field
 
 from ._base import PACKAGE, Children, StrictModel, fail, node_agent_namespace, validate_args
 from .gpu_node_pool import AGENTPOOL_LABEL, GpuNodePool
 
-CHART_REPO = "https://nvidia.github.io/k8s-device-plugin"
+IMAGE = "nvcr.io/nvidia/k8s-device-plugin"
+"""NVIDIA's device plugin image (the chart's ``image.repository``; tag ``v<version>``)."""
+MPS_ROOT = "/run/nvidia/mps"
 
 
 class NvidiaDevicePluginArgs(StrictModel):
-    """The NVIDIA device plugin chart."""
+    """The NVIDIA device plugin DaemonSet."""
 
-    chart_version: str = "0.17.0"
-    """``nvidia-device-plugin`` chart version. Default ``0.17.0``."""
+    version: str = Field("0.17.0", pattern=r"^\d+\.\d+\.\d+$")
+    """Device plugin release; the image is ``nvcr.io/nvidia/k8s-device-plugin:v<version>``. Default ``0.17.0``."""
 
     namespace: str = "nvidia-device-plugin"
     """Namespace of the DaemonSet. Default ``nvidia-device-plugin``."""
 
     create_namespace: bool = True
     """Create the namespace (Pod Security ``privileged``: the plugin mounts the kubelet's device-plugin
-    socket folder from the host). Default True; a Helm Chart never creates its namespace."""
+    socket folder from the host, which baseline forbids). Default True."""
 
 
 class NvidiaDevicePlugin(pulumi.ComponentResource):
@@ -45,8 +55,8 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ):
         """
-        :param name: Logical name; the chart is ``<name>-chart``.
-        :param args: Chart settings, an ``NvidiaDevicePluginArgs`` or a dict of its fields.
+        :param name: Logical name; children are ``<name>-namespace`` and ``<name>-daemonset``.
+        :param args: Settings, an ``NvidiaDevicePluginArgs`` or a dict of its fields.
         :param pools: NVIDIA pools with ``driver: aks`` whose GPUs are not allocated through DRA.
         :param provider: Kubernetes provider of the cluster.
         :param opts: Standard Pulumi resource options.
@@ -77,26 +87,69 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
         for pool in pools:
             tolerations += [t for t in pool.tolerations if t not in tolerations]
         mig = any(p.gpu_resource_name.startswith("nvidia.com/mig-") for p in pools)
-        self.chart = k8s.helm.v4.Chart(
-            f"{name}-chart",
-            chart="nvidia-device-plugin",
-            repository_opts={"repo": CHART_REPO},
-            version=args.chart_version,
-            namespace=namespace,
-            values={
-                # "mixed" names each MIG slice (nvidia.com/mig-1g.10gb), matching GpuNodePool.gpu_resource_name.
-                "migStrategy": "mixed" if mig else "none",
-                "affinity": {
-                    "nodeAffinity": {
-                        "requiredDuringSchedulingIgnoredDuringExecution": {
-                            "nodeSelectorTerms": [
-                                {"matchExpressions": [{"key": AGENTPOOL_LABEL, "operator": "In", "values": self.pools}]}
-                            ]
-                        }
-                    }
+        labels = {"app.kubernetes.io/name": "nvidia-device-plugin", "app.kubernetes.io/instance": name}
+        k8s.apps.v1.DaemonSet(
+            f"{name}-daemonset",
+            metadata={"name": "nvidia-device-plugin", "namespace": namespace, "labels": labels},
+            spec={
+                "selector": {"matchLabels": labels},
+                "updateStrategy": {"type": "RollingUpdate"},
+                "template": {
+                    "metadata": {"labels": labels},
+                    "spec": {
+                        "priorityClassName": "system-node-critical",
+                        "affinity": {
+                            "nodeAffinity": {
+                                "requiredDuringSchedulingIgnoredDuringExecution": {
+                                    "nodeSelectorTerms": [
+                                        {"matchExpressions": [{"key": AGENTPOOL_LABEL, "operator": "In", "values": self.pools}]}
+                                    ]
+                                }
+                            }
+                        },
+                        "tolerations": tolerations,
+                        "containers": [self._container(args.version, mig)],
+                        "volumes": [
+                            {"name": "device-plugin", "hostPath": {"path": "/var/lib/kubelet/device-plugins"}},
+                            {"name": "mps-root", "hostPath": {"path": MPS_ROOT, "type": "DirectoryOrCreate"}},
+                            {"name": "mps-shm", "hostPath": {"path": f"{MPS_ROOT}/shm"}},
+                            {"name": "cdi-root", "hostPath": {"path": "/var/run/cdi", "type": "DirectoryOrCreate"}},
+                        ],
+                    },
                 },
-                "tolerations": tolerations,
             },
             opts=children.opts(),
         )
         self.register_outputs({"pools": self.pools})
+
+    @staticmethod
+    def _container(version: str, mig: bool) -> dict:
+        env = [{"name": "MPS_ROOT", "value": MPS_ROOT}]
+        if mig:
+            # "mixed" names each MIG slice (nvidia.com/mig-1g.10gb), matching GpuNodePool.gpu_resource_name.
+            env += [{"name": "MIG_STRATEGY", "value": "mixed"}, {"name": "NVIDIA_MIG_MONITOR_DEVICES", "value": "all"}]
+        env += [
+            {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
+            {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"},
+        ]
+        return {
+            "name": "nvidia-device-plugin-ctr",
+            "image": f"{IMAGE}:v{version}",
+            "imagePullPolicy": "IfNotPresent",
+            "command": ["nvidia-device-plugin"],
+            "env": env,
+            # The chart's rule (_helpers.tpl securityContext): SYS_ADMIN only where it must enumerate MIG
+            # devices, otherwise nothing at all. Never privileged.
+            "securityContext": (
+                {"capabilities": {"add": ["SYS_ADMIN"]}}
+                if mig
+                else {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+            ),
+            "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": "256Mi"}},
+            "volumeMounts": [
+                {"name": "device-plugin", "mountPath": "/var/lib/kubelet/device-plugins"},
+                {"name": "mps-shm", "mountPath": "/dev/shm"},
+                {"name": "mps-root", "mountPath": "/mps"},
+                {"name": "cdi-root", "mountPath": "/var/run/cdi"},
+            ],
+        }

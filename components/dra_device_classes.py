@@ -158,7 +158,9 @@ class DraDeviceClasses(pulumi.ComponentResource):
                 "the DRA kubelet plugin manages CDI specs and driver files on the host",
             )
             depends.append(
-                self._dra_driver(name, args.chart_version, driver_root, pools, tolerations, driver_namespace.metadata["name"], child)
+                self._dra_driver(
+                    name, args.chart_version, driver_root, pools, tolerations, driver_namespace.metadata["name"], child
+                )
             )
 
         after = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=depends))
@@ -336,6 +338,9 @@ class DraDeviceClasses(pulumi.ComponentResource):
                 "migManager": {"enabled": has_mig},
                 "dcgmExporter": {"enabled": True},
                 "daemonsets": {"tolerations": tolerations},
+                # NFD's worker labels GPU nodes (pci-10de) so that the operator deploys its driver there; it
+                # reads its own tolerations, not daemonsets.tolerations (gpu-operator v25.10.0 values.yaml).
+                "node-feature-discovery": {"worker": {"tolerations": tolerations}},
             },
             opts=opts,
         )

@@ -10,7 +10,7 @@ import pulumi
 from pulumi_azure_native import containerservice
 from pydantic import Field, field_validator, model_validator
 
-from . import catalog
+from . import catalog, vm_disks
 from ._base import PACKAGE, StrictModel, validate_args
 from .errors import FieldProblem
 
@@ -83,11 +83,13 @@ class GpuNodePoolArgs(StrictModel):
     """Highest hourly price for Spot nodes in USD. Default -1: pay up to the on-demand price, evict only on capacity."""
 
     os_disk_type: Literal["Ephemeral", "Managed"] | None = None
-    """OS disk type. Default None: ``Ephemeral`` where the catalog says the size supports it (faster
-    node start and reimage, no disk cost), else ``Managed``."""
+    """OS disk type. Default None: ``Ephemeral`` where the size supports it and its local disk holds
+    AKS's default 128 GB OS disk (faster node start and reimage, no disk cost), else ``Managed``
+    (``Standard_NC24ads_A100_v4`` has a 64 GiB local disk: VMCannotFitEphemeralOSDisk otherwise)."""
 
     os_disk_size_gb: int | None = Field(None, ge=30, le=2048)
-    """OS disk size. Default None: AKS picks a size that fits the VM's cache disk for ephemeral OS."""
+    """OS disk size. Default None: AKS's default (128 GB); an explicit ``Ephemeral`` disk on a size whose
+    local disk is smaller gets that disk's size. Ephemeral sizes above the local disk are refused."""
 
     taints: list[str] = Field(default_factory=lambda: [GPU_TAINT])
     """Node taints as ``key=value:Effect``. Default ``sku=gpu:NoSchedule`` so that only pods which
@@ -203,6 +205,14 @@ class GpuNodePoolArgs(StrictModel):
             raise FieldProblem(
                 "os_disk_type", self.os_disk_type, f"{self.vm_size} does not support ephemeral OS disks; use 'Managed'"
             )
+        limit = ephemeral_limit_gib(self.vm_size)
+        if self.os_disk_type == "Ephemeral" and limit is not None and (self.os_disk_size_gb or 0) > limit:
+            raise FieldProblem(
+                "os_disk_size_gb",
+                self.os_disk_size_gb,
+                f"an ephemeral OS disk on {self.vm_size} lives on its {limit} GiB local disk (components/vm_disks.json); "
+                f"use at most {limit}, or os_disk_type 'Managed'",
+            )
         if self.rdma and not sku.rdma:
             raise FieldProblem("rdma", self.rdma, f"{self.vm_size} is not RDMA-capable; RDMA sizes: {', '.join(rdma_sizes())}")
         if self.max_surge in ("0", "0%") and self.max_unavailable in ("0", "0%"):
@@ -251,6 +261,26 @@ def rdma_sizes() -> list[str]:
     return sorted(name for name, sku in catalog.skus().items() if sku.rdma and not sku.retired)
 
 
+DEFAULT_OS_DISK_GB = 128
+"""AKS's OS disk size when none is given (azure-aks-docs concepts-storage, ephemeral OS disk)."""
+
+
+def ephemeral_limit_gib(vm_size: str) -> int | None:
+    """The largest ephemeral OS disk ``vm_size`` holds, or None where the disk table does not know the size."""
+    return vm_disks.max_ephemeral_os_disk_gib(vm_size) if vm_size in vm_disks.sizes() else None
+
+
+def os_disk(args: GpuNodePoolArgs) -> tuple[str, int | None]:
+    """(osDiskType, osDiskSizeGB) for the pool: ephemeral only where the OS disk fits the local disk."""
+    limit = ephemeral_limit_gib(args.vm_size)
+    if args.os_disk_type is None:
+        fits = limit is None or (args.os_disk_size_gb or DEFAULT_OS_DISK_GB) <= limit
+        return ("Ephemeral" if args.sku.ephemeral_os_disk and fits else "Managed"), args.os_disk_size_gb
+    if args.os_disk_type == "Ephemeral" and args.os_disk_size_gb is None and limit is not None and limit < DEFAULT_OS_DISK_GB:
+        return "Ephemeral", limit
+    return args.os_disk_type, args.os_disk_size_gb
+
+
 class GpuNodePool(pulumi.ComponentResource):
     """A separate AKS ``AgentPool`` for one GPU size (never an inline ``agentPoolProfiles`` edit).
 
@@ -288,7 +318,7 @@ class GpuNodePool(pulumi.ComponentResource):
         args = validate_args(GpuNodePoolArgs, args, "GpuNodePool", name)
         super().__init__(f"{PACKAGE}:index:GpuNodePool", name, None, opts)
         sku = args.sku
-        disk_type = args.os_disk_type or ("Ephemeral" if sku.ephemeral_os_disk else "Managed")
+        disk_type, disk_size = os_disk(args)
 
         autoscale = {}
         if args.autoscaling:
@@ -312,7 +342,7 @@ class GpuNodePool(pulumi.ComponentResource):
             os_type="Linux",
             os_sku=args.os_sku,
             os_disk_type=disk_type,
-            os_disk_size_gb=args.os_disk_size_gb,
+            os_disk_size_gb=disk_size,
             gpu_profile={"driver": "Install" if args.driver == "aks" else "None"},
             gpu_instance_profile=args.mig_profile,
             node_taints=args.node_taints(),

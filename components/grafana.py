@@ -57,8 +57,9 @@ class ManagedGrafanaArgs(StrictModel):
     """Name of the Grafana workspace, also the first label of its endpoint (``https://<name>-<hash>.<region>.grafana.azure.com``):
     2-23 letters, digits or hyphens, starting with a letter and ending with a letter or digit. Required."""
 
-    major_version: str = "11"
-    """Grafana major version (``grafanaMajorVersion``). Default ``"11"``."""
+    major_version: str = "12"
+    """Grafana major version (``grafanaMajorVersion``). Default ``"12"``: Azure Managed Grafana retired
+    Grafana 11 on 2026-06-15 (``components/lifecycle.json``; the plan checks the date)."""
 
     public_network_access: bool = True
     """Whether the workspace endpoint is reachable from the internet (``publicNetworkAccess``). Default True; with

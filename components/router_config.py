@@ -12,8 +12,8 @@ Sources for the config shape (vllm-project/semantic-router):
   (``name``, ``endpoint: host:port``, ``protocol: http``, ``weight``), ``routing.modelCards``,
   ``routing.signals.domains[]`` (``name``, ``description``, ``mmlu_categories``), ``routing.decisions[]``
   (``priority``, ``rules.operator``/``conditions[]``, ``modelRefs[]``), ``global.stores.response_cache``,
-  ``global.services.observability.tracing``, and ``configOverride`` ("complete canonical Router config ... atomically
-  replaces chart defaults").
+  ``global.services.observability.tracing``. (That file at ``main`` also documents ``configOverride``; chart 0.3.0 has
+  no such value: its ``templates/configmap.yaml`` reads ``.Values.config`` only.)
 * ``deploy/kubernetes/ai-gateway/semantic-router-values/values.yaml`` @07938626 — ``routing.signals.keywords[]``
   (``name``, ``operator: OR``, ``keywords: [...]``, ``case_sensitive: false``), decisions with ``type: keyword``
   conditions, the 14 MMLU-Pro domain names, and ``global.router.strategy: priority``.
@@ -29,8 +29,9 @@ Azure OpenAI's ``api-key`` header and ``api-version`` query are supplied (not re
 of the backend must add them), tie-breaking between equal priorities, and whether keyword matching is a substring
 or a word-boundary match.
 
-Feed :func:`render` output to the chart as ``configOverride`` rather than ``config``: ``config`` is deep-merged
-with chart defaults, which enable ``response_cache`` and carry a placeholder ``replace-with-your-model``.
+Feed :func:`render` output to chart 0.3.0 as ``config``. Helm deep-merges it with the sample config in the chart's
+values.yaml (maps merge, lists replace), so sample keys that this config does not set survive into the router's
+config; the offline validation of the merged result against the router's own config types is still to do.
 """
 
 from __future__ import annotations
@@ -362,7 +363,7 @@ def _block(name: str, priority: int, signal_type: str, signal: str, message: str
 
 
 def render(args: RouterConfigArgs) -> dict[str, Any]:
-    """Return the vSR v0.3 config as a plain dict (pass it to the chart as ``configOverride``)."""
+    """Return the vSR v0.3 config as a plain dict (pass it to the chart as ``config``)."""
     decisions = _sorted_decisions(args)
     domains = sorted({c for d in decisions for c in d.categories})
 

@@ -24,6 +24,30 @@ GATEWAY_NAMESPACE = "envoy-gateway-system"
 """Where Envoy Gateway runs the data-plane pods that call the router."""
 
 
+ROUTER_UID = 65532
+"""The router image sets no USER; the pod runs as this non-root UID so that the restricted profile admits it."""
+
+
+def chart_values(config: dict) -> dict:
+    """Values for semantic-router chart 0.3.0 (read at vllm-project/semantic-router@v0.3.0:deploy/helm/semantic-router)."""
+    return {
+        "image": {"tag": f"v{router_config.VSR_VERSION}"},
+        # templates/configmap.yaml reads .Values.config (it has no configOverride: Helm would drop it).
+        "config": config,
+        # The chart's defaults ({} and no drop/seccomp) fail the namespace's restricted profile.
+        "podSecurityContext": {
+            "runAsNonRoot": True,
+            "runAsUser": ROUTER_UID,
+            "runAsGroup": ROUTER_UID,
+            "fsGroup": ROUTER_UID,
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+        "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}, "runAsNonRoot": True},
+        # AKS has no "standard" class (the chart's default); managed-csi is AKS's default class.
+        "persistence": {"storageClassName": "managed-csi"},
+    }
+
+
 class SemanticRouter(pulumi.ComponentResource):
     """The router release, its ext_proc hook on a Gateway, and a NetworkPolicy that only the gateway passes."""
 
@@ -65,8 +89,7 @@ class SemanticRouter(pulumi.ComponentResource):
             chart=router_config.VSR_CHART,
             version=router_config.VSR_CHART_VERSION,
             namespace=NAMESPACE,
-            # configOverride replaces the chart's sample config instead of merging into it.
-            values={"image": {"tag": f"v{router_config.VSR_VERSION}"}, "configOverride": self.config},
+            values=chart_values(self.config),
             opts=after_namespace,
         )
         k8s.networking.v1.NetworkPolicy(

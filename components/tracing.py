@@ -120,7 +120,9 @@ class TraceCollector(pulumi.ComponentResource):
                                 "env": [
                                     {
                                         "name": "APPLICATIONINSIGHTS_CONNECTION_STRING",
-                                        "valueFrom": {"secretKeyRef": {"name": f"{kube_name}-connection", "key": "connectionString"}},
+                                        "valueFrom": {
+                                            "secretKeyRef": {"name": f"{kube_name}-connection", "key": "connectionString"}
+                                        },
                                     }
                                 ],
                                 "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "512Mi"}},

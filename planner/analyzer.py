@@ -109,3 +109,16 @@ def analyze(run: ProgramRun, config: Mapping[str, Mapping[str, Any]] | None = No
     responses = [servicer.Analyze(analyze_request(r), None) for r in resources]
     responses.append(servicer.AnalyzeStack(stack_request(resources), None))
     return verdicts(responses)
+
+
+def exemptions(run: ProgramRun, config: Mapping[str, Mapping[str, Any]] | None = None) -> list:
+    """What the rules accept on purpose (documented node agents), with the same config as ``analyze``.
+
+    CrossGuard has no channel for "accepted" (a pack can only report violations), so the plan asks
+    the same pure rules directly.
+    """
+    from policies.rules import evaluate_all
+    from policies.rules._model import Resource
+
+    resources = [Resource(r.type, r.name, plain(r.inputs), r.urn) for r in run.resources if r.custom]
+    return evaluate_all(resources, dict(config or {}))[1]

@@ -227,8 +227,9 @@ def render_profile(profile: dict[str, Any], release: str, namespace: str, values
     names = {"release": release, "namespace": namespace, "chart": chart}
     names["fullname"] = _fullname(profile.get("fullname", "release-chart"), chart, release, values)
     ctx = _Context(values, names, profile.get("defaults") or {})
+    cluster_kinds = {c["kind"] for c in profile.get("crds") or [] if c.get("scope") == "Cluster"}
     objects = [
-        with_namespace(_render(entry["manifest"], ctx), namespace)
+        with_namespace(_render(entry["manifest"], ctx), namespace, cluster_kinds)
         for entry in profile.get("objects") or []
         if ctx.holds(entry.get("when"))
     ]
@@ -259,10 +260,13 @@ def render_profile(profile: dict[str, Any], release: str, namespace: str, values
     return render
 
 
-def with_namespace(obj: dict[str, Any], namespace: str) -> dict[str, Any]:
-    """Pulumi's Chart puts namespaced objects that name no namespace into the release namespace."""
+def with_namespace(obj: dict[str, Any], namespace: str, cluster_kinds: set[str] | frozenset[str] = frozenset()) -> dict[str, Any]:
+    """Pulumi's Chart puts namespaced objects that name no namespace into the release namespace.
+
+    ``cluster_kinds``: custom kinds the chart's CRDs declare cluster-scoped."""
     metadata = obj.setdefault("metadata", {})
-    if obj.get("kind") not in CLUSTER_SCOPED and not metadata.get("namespace") and obj.get("kind") != "List":
+    kind = obj.get("kind")
+    if kind not in CLUSTER_SCOPED and kind not in cluster_kinds and not metadata.get("namespace") and kind != "List":
         metadata["namespace"] = namespace
     return obj
 
@@ -287,9 +291,13 @@ def render_with_helm(chart_ref: str, repo: str | None, version: str, release: st
     if done.returncode != 0:
         raise RuntimeError((done.stderr.strip().splitlines() or ["helm template failed"])[-1])
     objects, hooks, crds = [], [], []
-    for doc in yaml.safe_load_all(done.stdout):
-        if not isinstance(doc, dict) or "kind" not in doc:
-            continue
+    documents = [d for d in yaml.safe_load_all(done.stdout) if isinstance(d, dict) and "kind" in d]
+    cluster_kinds = {
+        (d.get("spec") or {}).get("names", {}).get("kind")
+        for d in documents
+        if d["kind"] == "CustomResourceDefinition" and (d.get("spec") or {}).get("scope") == "Cluster"
+    }
+    for doc in documents:
         metadata = doc.get("metadata") or {}
         hook = (metadata.get("annotations") or {}).get(HOOK_ANNOTATION)
         if hook:
@@ -305,7 +313,7 @@ def render_with_helm(chart_ref: str, repo: str | None, version: str, release: st
                     spec.get("scope", "Namespaced"),
                 )
             )
-        objects.append(with_namespace(doc, namespace))
+        objects.append(with_namespace(doc, namespace, cluster_kinds))
     return ChartRender(
         resource=None,  # type: ignore[arg-type]
         chart=chart_name(chart_ref),
@@ -397,9 +405,7 @@ def child_records(render: ChartRender) -> list[Registered]:
         options = {"provider": parent.options.get("provider")} if parent.options.get("provider") else {}
         if parent.options.get("dependsOn"):
             options["dependsOn"] = list(parent.options["dependsOn"])
-        records.append(
-            Registered(urn=urn, type=token, name=name, parent=parent.urn, custom=True, inputs=obj, options=options)
-        )
+        records.append(Registered(urn=urn, type=token, name=name, parent=parent.urn, custom=True, inputs=obj, options=options))
     return records
 
 

@@ -167,11 +167,17 @@ def cmd_plan(args: argparse.Namespace) -> int:
         ]
         print(table(["claim template", "request", "device class", "pool", "needs", "ok", "why"], rows), end="\n\n")
     print(report.deployability(findings, renders, as_of, upstream), end="\n\n")
+    exempted = analyzer.exemptions(run, policy_config)
     blockers = [f for f in findings if f.level == "blocker"]
     mandatory = [v for v in verdicts if v.mandatory]
-    print(f"Policy verdicts (aks-gpu-guardrails): {len(mandatory)} mandatory, {len(verdicts) - len(mandatory)} advisory")
-    if verdicts:
-        print(findings_table([(v.enforcement, v.policy, names.get(v.urn, v.urn or "stack"), v.message) for v in verdicts]))
+    print(
+        f"Policy verdicts (aks-gpu-guardrails): {len(mandatory)} mandatory, {len(verdicts) - len(mandatory)} advisory, "
+        f"{len(exempted)} exempted (node agents the pack config accepts)"
+    )
+    rows = [(v.enforcement, v.policy, names.get(v.urn, v.urn or "stack"), v.message) for v in verdicts]
+    rows += [("exempted", e.rule, names.get(e.urn, e.urn), f"{e.message}: {e.why}") for e in exempted]
+    if rows:
+        print(findings_table(rows))
     print()
     print(
         f"Wrote {out_dir}: resources.json, outputs.json, policy.json, claims.json, {counts['kubernetes']} Kubernetes manifests, "
@@ -184,17 +190,21 @@ def cmd_scan(args: argparse.Namespace) -> int:
     from . import scan
 
     config = load_policy_config(args.policy_config)
-    located, findings = scan.scan(args.paths, config)
+    located, findings, exempted = scan.scan_all(args.paths, config)
     mandatory = sum(f.level == "mandatory" for f in findings)
     if args.format == "json":
-        print(scan.as_json(located, findings))
+        print(scan.as_json(located, findings, exempted))
     elif args.format == "sarif":
         print(scan.as_sarif(findings))
     else:
         rows = [(f.level, f.rule.name, f.violation.urn, f.violation.message) for f in findings]
+        rows += [("exempted", e.rule, e.urn, f"{e.message}: {e.why}") for e in exempted]
         if rows:
             print(findings_table(rows))
-        print(f"{len(located)} objects scanned: {mandatory} mandatory, {len(findings) - mandatory} advisory findings")
+        print(
+            f"{len(located)} objects scanned: {mandatory} mandatory, {len(findings) - mandatory} advisory findings, "
+            f"{len(exempted)} exempted"
+        )
     return EXIT_FAILED if mandatory else EXIT_OK
 
 
@@ -227,7 +237,9 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     plan.add_argument("--policy-config", metavar="FILE", help="policy pack config JSON, as for --policy-pack-config")
     plan.add_argument(
-        "--as-of", metavar="YYYY-MM-DD", help="judge versions, models and VM sizes as retired or not on this date (default: today)"
+        "--as-of",
+        metavar="YYYY-MM-DD",
+        help="judge versions, models and VM sizes as retired or not on this date (default: today)",
     )
     plan.add_argument(
         "--no-helm", action="store_true", help="render charts from the project's chart profiles even when helm is on the PATH"

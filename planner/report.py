@@ -131,8 +131,10 @@ def deployability(findings, renders, as_of, upstream) -> str:
     from .deploy import CHECKS, NOT_CHECKED
 
     blockers = sum(f.level == "blocker" for f in findings)
-    lines = [f"Deployability (would `pulumi up` work? judged as of {as_of.isoformat()}): {blockers} blockers, "
-             f"{len(findings) - blockers} warnings"]
+    lines = [
+        f"Deployability (would `pulumi up` work? judged as of {as_of.isoformat()}): {blockers} blockers, "
+        f"{len(findings) - blockers} warnings"
+    ]
     counts = {check: [0, 0] for check in CHECKS}
     for f in findings:
         counts[f.check][0 if f.level == "blocker" else 1] += 1
@@ -154,7 +156,9 @@ def deployability(findings, renders, as_of, upstream) -> str:
         lines.append(table(["chart", "version", "as", "namespace", "objects", "hooks", "rendered from", "values checked"], rows))
     if findings:
         lines.append(
-            table(["level", "check", "object", "problem", "fix"], [[f.level, f.check, f.object, f.message, f.fix] for f in findings])
+            table(
+                ["level", "check", "object", "problem", "fix"], [[f.level, f.check, f.object, f.message, f.fix] for f in findings]
+            )
         )
     not_checked = list(NOT_CHECKED)
     if any(r.source != "helm template" for r in renders):

@@ -15,7 +15,7 @@ from pathlib import Path
 import yaml
 
 from components.errors import ConfigError
-from policies.rules import RULES, Finding, evaluate
+from policies.rules import RULES, Finding, evaluate_all
 from policies.rules._model import Resource, token_for_manifest
 
 # libyaml's parser is several times faster than the pure-Python one; PyYAML wheels ship it.
@@ -85,8 +85,15 @@ def _objects(document: object, node: yaml.Node) -> list[tuple[object, int]]:
 
 
 def scan(paths: Iterable[str], config: dict | None = None) -> tuple[list[Located], list[Finding]]:
+    located, findings, _exempted = scan_all(paths, config)
+    return located, findings
+
+
+def scan_all(paths: Iterable[str], config: dict | None = None) -> tuple[list[Located], list[Finding], list]:
+    """Objects found, findings, and exemptions (node agents the rules' config accepts on purpose)."""
     located = [item for path in yaml_files(paths) for item in load_manifests(path)]
-    return located, evaluate([item.resource for item in located], config)
+    findings, exempted = evaluate_all([item.resource for item in located], config)
+    return located, findings, exempted
 
 
 def _where(finding: Finding) -> tuple[str, int]:
@@ -100,10 +107,14 @@ def _uri(path: str) -> str:
     return path if relative.startswith("..") else Path(relative).as_posix()
 
 
-def as_json(located: list[Located], findings: list[Finding]) -> str:
+def as_json(located: list[Located], findings: list[Finding], exempted: list | None = None) -> str:
     return json.dumps(
         {
             "objects": len(located),
+            "exempted": [
+                {"rule": e.rule, "resource": e.resource.label, "where": e.urn, "message": e.message, "why": e.why}
+                for e in exempted or []
+            ],
             "mandatory": sum(f.level == "mandatory" for f in findings),
             "advisory": sum(f.level == "advisory" for f in findings),
             "findings": [

@@ -82,9 +82,9 @@ def _disk_findings(props: dict[str, Any], where: str) -> list[Finding]:
         return []
     vm_size = str(props.get("vmSize", ""))
     size = props.get("osDiskSizeGB") or DEFAULT_OS_DISK_GB
-    limit = vm_disks.max_ephemeral_os_disk_gib(vm_size)
+    limit = vm_disks.max_ephemeral_os_disk_gib(vm_size) if vm_size in vm_disks.sizes() else None
     if limit is None:
-        if vm_disks.known(vm_size):
+        if vm_size in vm_disks.sizes():
             return [
                 Finding(
                     "arm",
@@ -121,7 +121,13 @@ def _pool_findings(props: dict[str, Any], where: str) -> list[Finding]:
     name = props.get("agentPoolName") or props.get("name")
     if isinstance(name, str) and props.get("osType", "Linux") == "Linux" and not POOL_NAME.match(name):
         findings.append(
-            Finding("arm", "blocker", where, f"pool name {name!r}: Linux pool names are 1-12 lowercase letters and digits", "rename the pool")
+            Finding(
+                "arm",
+                "blocker",
+                where,
+                f"pool name {name!r}: Linux pool names are 1-12 lowercase letters and digits",
+                "rename the pool",
+            )
         )
     if props.get("scaleSetPriority") == "Spot" and props.get("mode") == "System":
         findings.append(Finding("arm", "blocker", where, "a Spot pool cannot be a System pool", "set mode: User"))
@@ -132,7 +138,13 @@ def _pool_findings(props: dict[str, Any], where: str) -> list[Finding]:
         numbers = all(isinstance(v, (int, float)) for v in (low, high, count))
         if numbers and not low <= count <= high:
             findings.append(
-                Finding("arm", "blocker", where, f"count {count} is outside minCount..maxCount ({low}..{high})", "set count within the range")
+                Finding(
+                    "arm",
+                    "blocker",
+                    where,
+                    f"count {count} is outside minCount..maxCount ({low}..{high})",
+                    "set count within the range",
+                )
             )
     return findings
 
@@ -144,7 +156,9 @@ def check(model: DeployModel) -> list[Finding]:
             props = model.cluster
             findings += _enum_findings(props, CLUSTER_ENUMS, f"ManagedCluster {record.name}")
             for index, profile in enumerate(props.get("agentPoolProfiles") or []):
-                findings += _pool_findings(profile, f"ManagedCluster {record.name} agentPoolProfiles[{index}] ({profile.get('name')})")
+                findings += _pool_findings(
+                    profile, f"ManagedCluster {record.name} agentPoolProfiles[{index}] ({profile.get('name')})"
+                )
     for pool in model.pools:
         if pool.record.type.endswith("containerservice:AgentPool"):
             from ..render import plain

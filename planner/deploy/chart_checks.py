@@ -10,21 +10,31 @@ from .model import DeployModel
 
 
 def hooks(model: DeployModel) -> list[Finding]:
+    """A v4 Chart whose needed objects are hooks: one finding per chart, naming each needed hook."""
     findings = []
     for chart in model.charts:
+        if chart.source == "unknown":
+            findings.append(
+                Finding(
+                    "helm-hooks",
+                    "warning",
+                    chart.label,
+                    "what this chart creates is unknown (no helm on the PATH and no profile): nothing it renders was checked",
+                    f"install helm, or add components/chart_profiles/{chart.chart}@{chart.version}.yaml",
+                )
+            )
         if chart.runs_hooks:
             continue
-        for hook in chart.hooks:
-            if not hook.required:
-                continue
+        needed = [h for h in chart.hooks if h.required]
+        if needed:
             findings.append(
                 Finding(
                     "helm-hooks",
                     "blocker",
                     chart.label,
-                    f"{hook.kind} {hook.name} is a Helm {hook.hook} hook, which helm.sh/v4 Chart skips "
-                    f"(pulumi-kubernetes#3284), yet {hook.required}",
-                    "install the chart with helm.v3.Release (it runs hooks), or create what the hook creates",
+                    "helm.sh/v4 Chart skips Helm hooks (pulumi-kubernetes#3284), yet the stack needs them: "
+                    + "; ".join(f"{h.kind} {h.name} ({h.hook}): {h.required}" for h in needed),
+                    "install the chart with helm.v3.Release (it runs hooks), or create what the hooks create",
                 )
             )
     return findings

@@ -88,9 +88,15 @@ def check(model: DeployModel) -> list[Finding]:
         candidates = known.get((obj.group, obj.kind), [])
         if not candidates:
             hint = ADD_ONS.get(obj.group)
-            fix = f"switch on the {hint[0]}" if hint else "install the chart or CRDs that define it, and make the object depend on them"
+            fix = (
+                f"switch on the {hint[0]}"
+                if hint
+                else "install the chart or CRDs that define it, and make the object depend on them"
+            )
             findings.append(
-                Finding("crds", "blocker", obj.label, f"no CRD for {obj.kind}.{obj.group} in the stack: 'no matches for kind'", fix)
+                Finding(
+                    "crds", "blocker", obj.label, f"no CRD for {obj.kind}.{obj.group} in the stack: 'no matches for kind'", fix
+                )
             )
             continue
         if not any(_waits(model, obj, source) for source in candidates):

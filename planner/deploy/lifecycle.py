@@ -25,21 +25,25 @@ def subjects(model: DeployModel) -> list[tuple[str, str, str]]:
     found = []
     version = model.cluster.get("kubernetesVersion")
     if isinstance(version, str):
-        found.append(("kubernetes", _minor(version), "ManagedCluster kubernetesVersion"))
+        found.append(("aks_kubernetes", _minor(version), "ManagedCluster kubernetesVersion"))
     for record in model.run.resources:
         inputs = plain(record.inputs)
         if record.type.endswith("cognitiveservices:Deployment"):
             model_spec = (inputs.get("properties") or {}).get("model") or {}
             if model_spec.get("name") and model_spec.get("version"):
                 found.append(
-                    ("azure-openai", f"{model_spec['name']} {model_spec['version']}", f"Azure OpenAI deployment {record.name}")
+                    (
+                        "azure_openai_model",
+                        f"{model_spec['name']}@{model_spec['version']}",
+                        f"Azure OpenAI deployment {record.name}",
+                    )
                 )
         elif record.type.endswith("dashboard:Grafana"):
             major = (inputs.get("properties") or {}).get("grafanaMajorVersion")
             if major is not None:
-                found.append(("grafana", str(major), f"Managed Grafana {record.name}"))
+                found.append(("managed_grafana", str(major), f"Managed Grafana {record.name}"))
     for pool in model.pools:
-        found.append(("vm-size", pool.vm_size, pool.where))
+        found.append(("vm_size", pool.vm_size, pool.where))
     return found
 
 
@@ -58,14 +62,14 @@ def check(model: DeployModel, as_of: date) -> list[Finding]:
     for kind, name, where in subjects(model):
         entry = lifecycle.status(kind, name, as_of)
         if entry is None:
-            if kind == "kubernetes":
+            if kind == "aks_kubernetes":
                 findings.append(
                     Finding(
                         "lifecycle",
                         "blocker",
                         where,
                         f"Kubernetes {name} is not in the AKS lifecycle table",
-                        f"use a version AKS supports on {as_of}: {', '.join(lifecycle.supported('kubernetes', as_of))}",
+                        _replacement(kind, as_of),
                     )
                 )
             continue
@@ -75,7 +79,7 @@ def check(model: DeployModel, as_of: date) -> list[Finding]:
                     "lifecycle",
                     "blocker",
                     where,
-                    f"{entry.describe()} retired on {entry.retires} ({entry.source})",
+                    f"{_what(kind)} {name} retired on {entry.retires} ({entry.source})",
                     _replacement(kind, as_of),
                 )
             )
@@ -85,15 +89,29 @@ def check(model: DeployModel, as_of: date) -> list[Finding]:
                     "lifecycle",
                     "warning",
                     where,
-                    f"{entry.describe()} retires on {entry.retires}, within {lifecycle.WARN_DAYS} days ({entry.source})",
+                    f"{_what(kind)} {name} retires on {entry.retires}, in {entry.days_left} days ({entry.source})",
                     _replacement(kind, as_of),
                 )
             )
     return findings
 
 
+_WHAT = {
+    "aks_kubernetes": "AKS Kubernetes",
+    "azure_openai_model": "Azure OpenAI model",
+    "managed_grafana": "Managed Grafana",
+    "vm_size": "VM size",
+}
+
+
+def _what(kind: str) -> str:
+    return _WHAT.get(kind, kind)
+
+
 def _replacement(kind: str, as_of: date) -> str:
-    current = lifecycle.supported(kind, as_of)
+    current = [e for e in lifecycle.supported(kind, as_of) if e.state == "supported"]
     if not current:
         return "move to a supported version"
-    return f"move to one supported on {as_of}: {', '.join(current[:6])}"
+    names = ", ".join(e.name for e in current[:6])
+    advice = "; then re-run the qualification gates" if kind in ("aks_kubernetes", "vm_size") else ""
+    return f"move to one supported on {as_of}: {names}{advice}"

@@ -106,9 +106,7 @@ def _pool(record: Registered, profile: dict[str, Any], location: str, where: str
     labels.update({str(k): str(v) for k, v in (profile.get("nodeLabels") or {}).items()})
     count = profile.get("count", 1)
     high = profile.get("maxCount", count) if profile.get("enableAutoScaling") else count
-    return NodePool(
-        name, mode, vm_size, taints, labels, int(high or 0), profile.get("gpuInstanceProfile"), record, where
-    )
+    return NodePool(name, mode, vm_size, taints, labels, int(high or 0), profile.get("gpuInstanceProfile"), record, where)
 
 
 def _caps(vm_size: str) -> str:

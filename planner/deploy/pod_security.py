@@ -62,7 +62,9 @@ def _containers(spec: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any
 def baseline(spec: Mapping[str, Any]) -> list[str]:
     """Violations of the baseline level."""
     problems = [f"{field}: true" for field in ("hostNetwork", "hostPID", "hostIPC") if spec.get(field) is True]
-    problems += [f"hostPath volume {v.get('name')}" for v in items(spec.get("volumes")) if isinstance(v, Mapping) and "hostPath" in v]
+    problems += [
+        f"hostPath volume {v.get('name')}" for v in items(spec.get("volumes")) if isinstance(v, Mapping) and "hostPath" in v
+    ]
     for sysctl in items(get(spec, "securityContext", "sysctls")):
         if get(sysctl, "name") not in SAFE_SYSCTLS:
             problems.append(f"sysctl {get(sysctl, 'name')}")

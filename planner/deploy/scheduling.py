@@ -76,7 +76,9 @@ def resource_problems(spec: Mapping[str, Any], pool: NodePool) -> list[str]:
                     except (TypeError, ValueError):
                         continue
                     # Init containers run one at a time: the pod needs the larger of the two.
-                    wanted[name] = max(wanted.get(name, 0), number) if list_name == "initContainers" else wanted.get(name, 0) + number
+                    wanted[name] = (
+                        max(wanted.get(name, 0), number) if list_name == "initContainers" else wanted.get(name, 0) + number
+                    )
     for name, amount in wanted.items():
         offered = pool.extended.get(name, 0)
         if amount > offered:

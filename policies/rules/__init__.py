@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ._model import Resource, StackIndex, Violation
+from ._model import Exemption, Resource, StackIndex, Violation
 
 
 @dataclass(frozen=True)
@@ -24,13 +24,17 @@ class Rule:
     """What the rule does with a value that is unknown during preview, for the docs."""
     config: dict[str, dict[str, Any]]
     """JSON-schema properties of the rule's knobs, each with its default."""
-    check: Callable[[StackIndex, dict[str, Any]], Iterable[Violation]]
+    check: Callable[[StackIndex, dict[str, Any]], Iterable[Violation | Exemption]]
+    """Yields violations, and exemptions where the rule's config accepts a case on purpose."""
 
     def defaults(self) -> dict[str, Any]:
         return {key: schema["default"] for key, schema in self.config.items()}
 
-    def run(self, index: StackIndex, config: dict[str, Any] | None = None) -> list[Violation]:
+    def outcomes(self, index: StackIndex, config: dict[str, Any] | None = None) -> list[Violation | Exemption]:
         return list(self.check(index, {**self.defaults(), **(config or {})}))
+
+    def run(self, index: StackIndex, config: dict[str, Any] | None = None) -> list[Violation]:
+        return [o for o in self.outcomes(index, config) if isinstance(o, Violation)]
 
 
 def _load() -> list[Rule]:
@@ -108,23 +112,42 @@ def check_pack_config(config: Any) -> list[str]:
     return problems
 
 
-_JSON_TYPES = {"string": str, "boolean": bool, "array": list, "number": (int, float), "integer": int}
+_JSON_TYPES = {"string": str, "boolean": bool, "array": list, "number": (int, float), "integer": int, "object": dict}
 
 
 def _matches_schema(value: Any, schema: dict[str, Any]) -> bool:
     if not isinstance(value, _JSON_TYPES[schema["type"]]):
         return False
-    return schema["type"] != "array" or all(_matches_schema(v, schema["items"]) for v in value)
+    if schema["type"] == "array":
+        return all(_matches_schema(v, schema["items"]) for v in value)
+    if schema["type"] == "object":
+        properties = schema.get("properties", {})
+        return (
+            set(schema.get("required", ())) <= set(value)
+            and set(value) <= set(properties)
+            and all(_matches_schema(v, properties[k]) for k, v in value.items())
+        )
+    return True
 
 
 def _describe(schema: dict[str, Any]) -> str:
-    return f"an array of {schema['items']['type']}s" if schema["type"] == "array" else f"a {schema['type']}"
+    if schema["type"] == "object":
+        return (
+            f"an object with keys {', '.join(schema.get('properties', {}))} (required: {', '.join(schema.get('required', ()))})"
+        )
+    return (
+        f"an array of {_describe(schema['items']).removeprefix('a ').removeprefix('an ')}s"
+        if schema["type"] == "array"
+        else f"a {schema['type']}"
+    )
 
 
-def evaluate(resources: list[Resource], config: dict[str, Any] | None = None) -> list[Finding]:
-    """Run every enabled rule over a whole stack; ``config`` is the pack config (rule -> settings)."""
+def evaluate_all(resources: list[Resource], config: dict[str, Any] | None = None) -> tuple[list[Finding], list[Exemption]]:
+    """Run every enabled rule over a whole stack; ``config`` is the pack config (rule -> settings).
+
+    Returns the findings and the exemptions (cases the rules' config accepts on purpose)."""
     index = StackIndex.build(resources)
-    findings = []
+    findings, exemptions = [], []
     for rule in RULES:
         settings = (config or {}).get(rule.name) or {}
         if isinstance(settings, str):
@@ -133,5 +156,14 @@ def evaluate(resources: list[Resource], config: dict[str, Any] | None = None) ->
         level = settings.get("enforcementLevel", rule.enforcement)
         if level == "disabled":
             continue
-        findings.extend(Finding(rule, level, v) for v in rule.run(index, knobs))
-    return findings
+        for outcome in rule.outcomes(index, knobs):
+            if isinstance(outcome, Exemption):
+                exemptions.append(outcome)
+            else:
+                findings.append(Finding(rule, level, outcome))
+    return findings, exemptions
+
+
+def evaluate(resources: list[Resource], config: dict[str, Any] | None = None) -> list[Finding]:
+    """The findings of ``evaluate_all``."""
+    return evaluate_all(resources, config)[0]

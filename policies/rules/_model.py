@@ -58,6 +58,20 @@ class Resource:
 
 
 @dataclass(frozen=True)
+class Exemption:
+    """A finding the rule's configuration accepts on purpose (a documented node agent), reported as exempted."""
+
+    rule: str
+    resource: Resource
+    message: str
+    why: str
+
+    @property
+    def urn(self) -> str:
+        return self.resource.urn
+
+
+@dataclass(frozen=True)
 class Violation:
     rule: str
     resource: Resource

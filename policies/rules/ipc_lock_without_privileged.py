@@ -9,14 +9,43 @@ admission and this rule is the compensating control. Unknown values fail closed.
 from __future__ import annotations
 
 from . import Rule
-from ._model import StackIndex, Violation, get, is_unknown, items, pod_templates, rdma_containers
+from ._model import Exemption, StackIndex, Violation, get, is_unknown, items, pod_templates, rdma_containers
 
 NAME = "ipc-lock-without-privileged"
+
+NODE_AGENTS = [
+    {
+        "namespace": "kube-system",
+        "image": "registry.k8s.io/networking/dranet",
+        "why": "DRANET moves RDMA network devices into pod network namespaces (kubernetes-sigs/dranet v1.3.0 chart: privileged, hostNetwork)",
+    },
+    {
+        "namespace": "dra-driver-nvidia-gpu",
+        "image": "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu",
+        "why": "the NVIDIA DRA kubelet plugin creates GPU device nodes and writes CDI specs on the host with Bidirectional mounts (chart 0.4.1: privileged)",
+    },
+]
+"""The node agents the project's own components install, each by namespace and image repository:
+the only privileged containers the default configuration accepts."""
+
+
+def exempting(agents: list[dict], namespace: object, image: object) -> dict | None:
+    """The node-agent entry that accepts a privileged container of ``image`` in ``namespace``, if any."""
+    if not isinstance(namespace, str) or not isinstance(image, str):
+        return None
+    repository = image.split("@", 1)[0]
+    if repository.rfind(":") > repository.rfind("/"):
+        repository = repository[: repository.rfind(":")]  # the tag, not a registry port
+    for agent in agents:
+        if agent["namespace"] == namespace and repository == agent["image"]:
+            return agent
+    return None
 
 
 def _check(index: StackIndex, config: dict):
     allowed = set(config["allowed_capabilities"]) | {"IPC_LOCK"}
     for r in index.resources:
+        namespace = get(r.props, "metadata", "namespace")
         for template in pod_templates(r):
             for part in template.unknown_parts():
                 yield Violation(
@@ -26,6 +55,10 @@ def _check(index: StackIndex, config: dict):
                 )
             for where, container in template.containers():
                 privileged = get(container, "securityContext", "privileged")
+                agent = exempting(config["node_agents"], namespace, container.get("image")) if privileged is True else None
+                if agent:
+                    yield Exemption(NAME, r, f"{template.where(where)}: privileged node agent {agent['image']}", agent["why"])
+                    continue
                 if privileged is True or is_unknown(privileged):
                     state = "is unknown during preview (fails closed)" if is_unknown(privileged) else "is true"
                     yield Violation(
@@ -76,7 +109,17 @@ RULE = Rule(
             "items": {"type": "string"},
             "default": [],
             "description": "Capabilities RDMA containers may add besides IPC_LOCK.",
-        }
+        },
+        "node_agents": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"namespace": {"type": "string"}, "image": {"type": "string"}, "why": {"type": "string"}},
+                "required": ["namespace", "image", "why"],
+            },
+            "default": NODE_AGENTS,
+            "description": "Privileged node agents accepted on purpose: namespace, image repository (no tag) and why it needs privileges.",
+        },
     },
     check=_check,
 )

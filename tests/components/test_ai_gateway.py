@@ -106,15 +106,24 @@ def test_charts_are_pinned_in_their_namespaces(default_build):
     _, run = default_build
     charts = {r.name: r.inputs for r in of_type(run, "helm.sh/v4:Chart")}
     assert {n: (c["chart"], c["version"], c["namespace"]) for n, c in charts.items()} == {
-        "aigw-envoy-gateway": (EG_CHART, "v1.8.2", "envoy-gateway-system"),
         "aigw-ai-gateway-crds": (AIGW_CRDS_CHART, "v1.1.0", "envoy-ai-gateway-system"),
         "aigw-ai-gateway": (AIGW_CHART, "v1.1.0", "envoy-ai-gateway-system"),
     }
+    # Envoy Gateway's certgen Job is a pre-install hook: only a v3 Release runs it (pulumi-kubernetes#3284).
+    (release,) = of_type(run, "helm.sh/v3:Release")
+    assert release.name == "aigw-envoy-gateway"
+    inputs = release.inputs
+    assert (inputs["chart"], inputs["version"], inputs["namespace"], inputs["name"]) == (
+        EG_CHART,
+        "v1.8.2",
+        "envoy-gateway-system",
+        "envoy-gateway",
+    )
 
 
 def test_envoy_gateway_values_enable_the_ai_gateway_extension_and_redis(default_build):
     _, run = default_build
-    chart = next(r for r in of_type(run, "helm.sh/v4:Chart") if r.name == "aigw-envoy-gateway")
+    chart = next(r for r in of_type(run, "helm.sh/v3:Release") if r.name == "aigw-envoy-gateway")
     eg = chart.inputs["values"]["config"]["envoyGateway"]
     assert eg["extensionApis"] == {"enableEnvoyPatchPolicy": True, "enableBackend": True}
     hooks = eg["extensionManager"]["hooks"]["xdsTranslator"]

@@ -25,7 +25,7 @@ def test_defaults_are_the_safe_path():
     cluster = one(run, "containerservice:ManagedCluster").inputs
     assert cluster["resourceName"] == "aks-test" and cluster["location"] == "eastus"
     assert cluster["autoUpgradeProfile"] == {"nodeOSUpgradeChannel": "NodeImage", "upgradeChannel": "patch"}
-    assert cluster["kubernetesVersion"] == "1.34"
+    assert cluster["kubernetesVersion"] == "1.35", "AKS ended 1.34 support on 2026-11-30"
     assert cluster["sku"] == {"name": "Base", "tier": "Standard"}
     assert cluster["oidcIssuerProfile"] == {"enabled": True}
     assert cluster["securityProfile"] == {"workloadIdentity": {"enabled": True}}

@@ -1151,7 +1151,7 @@ def test_the_stacks_render_the_expected_custom_resources(stack_objects):
     }
     # The model's own objects, unchanged by the gateway.
     assert model_kinds["dev"] == ["PodMonitor", "ScaledObject", "TriggerAuthentication"]
-    assert model_kinds["prod"] == ["PodMonitor", "PodMonitor", "Workspace"]
+    assert model_kinds["prod"] == ["PodMonitor", "Workspace"]
     # The gateway path: every kind once per gateway, backend kinds once per backend (llama-8b and gpt-4.1),
     # and a TLS policy only for the 443 (Azure OpenAI) backend.
     per_backend = {"Backend": 2, "AIServiceBackend": 2, "BackendSecurityPolicy": 2}

@@ -5,7 +5,7 @@ import pulumi_kubernetes as k8s
 import pytest
 
 from components import DraDeviceClasses, GpuNodePool, catalog
-from tests.conftest import of_type, one, refusal_message, run_components
+from tests.conftest import of_type, refusal_message, run_components
 
 H100 = "Standard_ND96isr_H100_v5"
 A100 = "Standard_NC24ads_A100_v4"
@@ -99,13 +99,17 @@ def test_kubelet_plugin_covers_every_pool_and_taint():
 
 def test_namespace_is_baseline_unless_owned_elsewhere(default_build):
     _, run = default_build
-    namespace = one(run, "core/v1:Namespace").inputs["metadata"]
+    namespaces = {r.name: r.inputs["metadata"] for r in of_type(run, "core/v1:Namespace")}
+    driver = namespaces.pop("dra-driver-namespace")
+    assert driver["name"] == "dra-driver-nvidia-gpu", "a Helm Chart never creates its namespace"
+    assert driver["labels"]["pod-security.kubernetes.io/enforce"] == "privileged", "the kubelet plugin is a node agent"
+    (namespace,) = namespaces.values()
     assert namespace == {
         "name": "gpu-inference",
         "labels": {"pod-security.kubernetes.io/enforce": "baseline", "pod-security.kubernetes.io/warn": "restricted"},
     }
     dra, run = build({"namespace": "llm-d-infra", "create_namespace": False})
-    assert of_type(run, "core/v1:Namespace") == []
+    assert [r.name for r in of_type(run, "core/v1:Namespace")] == ["dra-driver-namespace"]
     assert {t.inputs["metadata"]["namespace"] for t in templates(run).values()} == {"llm-d-infra"}
     assert dra.namespace == "llm-d-infra"
 
@@ -152,7 +156,7 @@ def test_claim_templates_for_counts_and_full_nodes():
         "gpu-8": "8 x gpu.nvidia.com",
     }
     driver = charts(run)["dra-driver"]
-    namespace = one(run, "core/v1:Namespace")
+    namespace = next(r for r in of_type(run, "core/v1:Namespace") if r.name == "dra-namespace")
     for resource in [*found.values(), *of_type(run, "resource.k8s.io/v1:DeviceClass")]:
         assert set(resource.options["dependsOn"]) == {namespace.urn, driver.urn}
 

@@ -31,7 +31,8 @@ def test_defaults_follow_the_seeds():
     }
     assert inputs["gpuProfile"] == {"driver": "Install"}
     assert inputs["osSKU"] == "Ubuntu"
-    assert inputs["osDiskType"] == "Ephemeral"
+    # The A100 v4 size's 64 GiB local disk cannot hold AKS's 128 GB OS disk: Managed, not VMCannotFitEphemeralOSDisk.
+    assert inputs["osDiskType"] == "Managed" and "osDiskSizeGB" not in inputs
     assert "gpuInstanceProfile" not in inputs and "scaleSetPriority" not in inputs and "enableAutoScaling" not in inputs
     assert inputs["upgradeSettings"] == {
         "maxSurge": "0",

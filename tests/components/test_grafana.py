@@ -280,7 +280,7 @@ def test_workspace_is_integrated_with_the_monitor_workspace():
         "identity": {"type": "SystemAssigned"},
         "sku": {"name": "Standard"},
         "properties": {
-            "grafanaMajorVersion": "11",
+            "grafanaMajorVersion": "12",
             "publicNetworkAccess": "Enabled",
             "grafanaIntegrations": {"azureMonitorWorkspaceIntegrations": [{"azureMonitorWorkspaceResourceId": WORKSPACE_ID}]},
         },

@@ -28,7 +28,7 @@ def test_chart_gets_the_rendered_config_and_a_pinned_version():
     chart = one(run, "helm.sh/v4:Chart").inputs
     assert chart["chart"] == router_config.VSR_CHART and chart["version"] == router_config.VSR_CHART_VERSION
     assert chart["namespace"] == NAMESPACE
-    assert chart["values"]["configOverride"] == router_config.render(router_config.RouterConfigArgs.model_validate(ARGS))
+    assert chart["values"]["config"] == router_config.render(router_config.RouterConfigArgs.model_validate(ARGS))
 
 
 def test_ext_proc_is_the_first_filter_on_the_gateway_listener():

@@ -173,7 +173,7 @@ def test_route_rules_and_router_models_agree(dev):
     assert run.outputs["gateway_routes"] == routes
     # The router rewrites `model` to the provider model id; the route must match that too.
     (chart,) = [r for r in of_type(run, "helm.sh/v4:Chart") if r.name.endswith("router-chart")]
-    override = chart.inputs["values"]["configOverride"]
+    override = chart.inputs["values"]["config"]
     assert {m["provider_model_id"] for m in override["providers"]["models"]} == set(routes)
     assert {c["name"] for c in override["routing"]["modelCards"]} == set(routes)
     assert override["providers"]["defaults"]["default_model"] in routes
@@ -185,7 +185,7 @@ def test_route_rules_and_router_models_agree(dev):
 def test_the_chart_receives_the_config_rendered_from_these_args(dev):
     run, _, args = dev
     (chart,) = [r for r in of_type(run, "helm.sh/v4:Chart") if r.name.endswith("router-chart")]
-    assert numbers_as_floats(chart.inputs["values"]["configOverride"]) == numbers_as_floats(router_config.render(args))
+    assert numbers_as_floats(chart.inputs["values"]["config"]) == numbers_as_floats(router_config.render(args))
 
 
 @pytest.mark.parametrize(
@@ -264,7 +264,7 @@ def test_gateway_and_router_send_traces_to_the_collector_service(dev):
     assert provider["backendRefs"] == [{"name": "otel-collector", "namespace": namespace, "port": port}]
     assert args.tracing_endpoint == f"otel-collector.{namespace}.svc.cluster.local:{port}"
     (chart,) = [r for r in run.resources if r.name == "gateway-router-chart"]
-    exporter = chart.inputs["values"]["configOverride"]["global"]["services"]["observability"]["tracing"]["exporter"]
+    exporter = chart.inputs["values"]["config"]["global"]["services"]["observability"]["tracing"]["exporter"]
     assert exporter["endpoint"] == args.tracing_endpoint
     (deployment,) = [o for o in of_kind(objects, "Deployment") if o["metadata"]["name"] == "otel-collector"]
     assert deployment["spec"]["selector"]["matchLabels"] == service["spec"]["selector"]
@@ -282,7 +282,7 @@ def test_tracing_off_leaves_out_the_collector_and_the_exporters():
     (proxy,) = [kubernetes_object(r) for r in run.resources if r.type.endswith(":EnvoyProxy")]
     assert "telemetry" not in proxy["spec"]
     (chart,) = [r for r in run.resources if r.name == "gateway-router-chart"]
-    assert "services" not in chart.inputs["values"]["configOverride"]["global"], "no router tracing section"
+    assert "services" not in chart.inputs["values"]["config"]["global"], "no router tracing section"
 
 
 def test_the_dashboard_parses_and_reads_only_exported_metrics(dev):

@@ -1115,7 +1115,7 @@ def _schemas_read_once():
 
 def test_every_prod_deployment_validates_strictly_against_1_34(prod_run, _schemas_read_once):
     found = deployments(prod_run)
-    assert set(found) == {"llama-70b", "llama-70b-pd-prefill", "llama-70b-pd-decode"}
+    assert set(found) == {"llama-70b"}
     for obj in found.values():
         kubernetes_validate.validate(obj, "1.34", strict=True)
 

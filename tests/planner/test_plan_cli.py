@@ -33,7 +33,12 @@ def test_every_stack_plans_and_writes_its_artifacts(planned):
         } <= types
         assert all({"type", "name", "parent", "inputs"} <= set(r) for r in resources)
         pools = [r for r in resources if r["type"].endswith(":AgentPool")]
-        assert pools and all(r["parent"].startswith("aks-gpu:index:GpuNodePool::") for r in pools)
+        gpu_pools = [r for r in pools if r["inputs"]["agentPoolName"] != "platform"]
+        assert gpu_pools and all(r["parent"].startswith("aks-gpu:index:GpuNodePool::") for r in gpu_pools)
+        # The CPU pool for platform pods belongs to the cluster.
+        assert [r["parent"] for r in pools if r not in gpu_pools] == [
+            next(r["parent"] for r in resources if r["name"].endswith("-k8s"))
+        ]
         assert sorted(p.name for p in (out / "azure").iterdir())
         assert (out / "graph.mmd").read_text().startswith("graph TD")
         assert (out / "graph.dot").read_text().startswith("digraph")

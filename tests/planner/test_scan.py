@@ -184,7 +184,7 @@ def test_compliant_rdma_set_passes_and_folders_are_searched_recursively(capsys):
     pool is Azure, not YAML, so rdma-capable-sku can only check that the RDMA pods pin a pool."""
     code, out, err = scan(capsys, COMPLIANT)
     assert (code, err) == (0, "")
-    assert out.strip() == "6 objects scanned: 0 mandatory, 0 advisory findings"
+    assert out.strip() == "6 objects scanned: 0 mandatory, 0 advisory findings, 0 exempted"
 
 
 def test_folder_search_finds_yaml_and_yml_at_any_depth(capsys, tmp_path):
@@ -241,7 +241,7 @@ def test_table_output(capsys):
     assert header.split() == ["level", "rule", "where", "finding"]
     assert len(rows) == 10
     assert rows[0].startswith("mandatory  rdma-capable-sku") and f"{BROKEN}:{first_key_line(BROKEN, 1)}" in rows[0]
-    assert summary == "4 objects scanned: 4 mandatory, 6 advisory findings"
+    assert summary == "4 objects scanned: 4 mandatory, 6 advisory findings, 0 exempted"
 
 
 def test_multi_document_file_with_a_list(capsys):
@@ -270,7 +270,7 @@ def test_list_with_null_items_has_no_objects(capsys, tmp_path):
 
 def test_json_structure_and_counts(capsys):
     code, report = scan_json(capsys, BROKEN, MULTI, SEEDS)
-    assert set(report) == {"objects", "mandatory", "advisory", "findings"}
+    assert set(report) == {"objects", "exempted", "mandatory", "advisory", "findings"}
     assert report["objects"] == 4 + 3 + 4
     assert report["mandatory"] == sum(f["level"] == "mandatory" for f in report["findings"]) == 4
     assert report["advisory"] == sum(f["level"] == "advisory" for f in report["findings"]) == 6 + 2 + 1

@@ -7,6 +7,7 @@ from policies.rules.ipc_lock_without_privileged import RULE
 
 from ._fixtures import (
     HARDENED,
+    NS,
     WORKLOAD_KINDS,
     Case,
     analyzer_params,
@@ -56,8 +57,38 @@ ESCALATION_UNKNOWN = "allowPrivilegeEscalation is unknown during preview (fails 
 ALL_PROBLEMS = "add capability IPC_LOCK (RDMA pins memory); drop ALL capabilities; set allowPrivilegeEscalation: false"
 EXTRA = {"capabilities": {"add": ["IPC_LOCK", "NET_ADMIN"], "drop": ["ALL"]}, "allowPrivilegeEscalation": False}
 
+AGENT_IMAGE = "example.azurecr.io/node-agent"
+AGENT = container("agent", image=f"{AGENT_IMAGE}:v1.0.0", securityContext={"privileged": True})
+ACCEPTED = {"namespace": NS, "image": AGENT_IMAGE, "why": "moves devices on the host"}
+
 CASES = [
     Case("compliant", rdma(HARDENED), over=WORKLOAD_KINDS),
+    Case(
+        "a privileged node agent the config accepts by namespace and image is exempted, not a violation",
+        with_containers(containers=[rdma_container(), AGENT]),
+        config={"node_agents": [ACCEPTED]},
+        over=WORKLOAD_KINDS,
+    ),
+    Case(
+        "the same agent image in another namespace is not exempted",
+        with_containers(containers=[rdma_container(), AGENT]),
+        per_template=(PRIV % "containers[1] agent",),
+        config={"node_agents": [{**ACCEPTED, "namespace": "kube-system"}]},
+        over=WORKLOAD_KINDS,
+    ),
+    Case(
+        "another image in the accepted namespace is not exempted (repository match, not prefix)",
+        with_containers(containers=[rdma_container(), {**AGENT, "image": f"{AGENT_IMAGE}-evil:v1"}]),
+        per_template=(PRIV % "containers[1] agent",),
+        config={"node_agents": [ACCEPTED]},
+        over=WORKLOAD_KINDS,
+    ),
+    Case(
+        "the default accepts DRANET only in kube-system",
+        with_containers(containers=[rdma_container(), {**AGENT, "image": "registry.k8s.io/networking/dranet:v1.3.0"}]),
+        per_template=(PRIV % "containers[1] agent",),
+        over=WORKLOAD_KINDS,
+    ),
     Case("gpu container without rdma claim needs nothing", gpu_only, over=WORKLOAD_KINDS),
     Case(
         "privileged container",
@@ -258,3 +289,24 @@ def test_rule(case, variant):
 @pytest.mark.parametrize("case", analyzer_params(CASES))
 def test_through_analyzer(case):
     check_analyzer(RULE, case)
+
+
+def test_exemptions_are_reported_with_why():
+    from policies.rules import evaluate_all
+
+    resources = with_containers(containers=[rdma_container(), AGENT])("Deployment")
+    findings, exempted = evaluate_all(resources, {RULE.name: {"node_agents": [ACCEPTED]}})
+    assert [f.rule.name for f in findings if f.rule is RULE] == []
+    assert [(e.rule, e.why) for e in exempted] == [(RULE.name, "moves devices on the host")]
+    assert "privileged node agent example.azurecr.io/node-agent" in exempted[0].message
+
+
+def test_default_node_agents_are_the_ones_the_components_install():
+    from components.dra_device_classes import DRA_DRIVER_NAMESPACE
+    from policies.rules.ipc_lock_without_privileged import NODE_AGENTS
+
+    assert {(a["namespace"], a["image"]) for a in NODE_AGENTS} == {
+        ("kube-system", "registry.k8s.io/networking/dranet"),
+        (DRA_DRIVER_NAMESPACE, "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu"),
+    }
+    assert all(len(a["why"]) > 40 for a in NODE_AGENTS), "each says why it needs privileges"
