@@ -189,6 +189,9 @@ def _serve_models(config: StackConfig, stack: Stack, group_name: pulumi.Input[st
                 cluster.oidc_issuer_url,
                 group_name,
                 config.location,
+                # Named "<model>-identity" before commit ee83cf2; the alias keeps deployed identities
+                # (and, through the name prefix, their children) instead of replacing them.
+                opts=pulumi.ResourceOptions(aliases=[pulumi.Alias(name=f"{model.name}-identity")]),
             )
         depends = [ns for name, ns in namespaces.items() if name == model.namespace]
         if identity:

@@ -183,6 +183,9 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 options["dependsOn"] = list(request.dependencies)
             if request.provider:
                 options["provider"] = request.provider.rsplit("::", 1)[0]
+            aliases = [a.spec.name or a.urn for a in request.aliases] + list(request.aliasURNs)
+            if aliases:
+                options["aliases"] = aliases
             self.registered.append(
                 Registered(
                     urn=response.urn,

@@ -63,7 +63,7 @@ def test_consumer_stack_runs_on_the_installed_package(installed):
         "Standard_NC4as_T4_v3",
     )
     namespace = next(inputs for t, _, inputs in plan["resources"] if t == "kubernetes:core/v1:Namespace")
-    kubernetes_validate.validate(yaml.safe_load(yaml.safe_dump(namespace)), "1.34", strict=True)
+    kubernetes_validate.validate(yaml.safe_load(yaml.safe_dump(namespace)), "1.35", strict=True)
     assert plan["outputs"]["node_selector"] == {"kubernetes.azure.com/agentpool": "t4batch"}
 
 

@@ -171,12 +171,12 @@ def test_an_existing_install_is_used_without_charts_or_redis():
 BUILT_IN = ("core/v1:Namespace", "core/v1:Secret", "networking.k8s.io/v1:NetworkPolicy", "apps/v1:Deployment", "core/v1:Service")
 
 
-def test_built_in_objects_validate_strictly_against_kubernetes_1_34(default_build):
+def test_built_in_objects_validate_strictly_against_kubernetes_1_35(default_build):
     _, run = default_build
     checked = 0
     for suffix in BUILT_IN:
         for r in of_type(run, suffix):
-            kubernetes_validate.validate(kubernetes_object(r), "1.34", strict=True)
+            kubernetes_validate.validate(kubernetes_object(r), "1.35", strict=True)
             checked += 1
     assert checked == 3 + 2 + 2 + 1 + 1
 

@@ -140,9 +140,9 @@ def test_fixtures_are_the_expected_resourceslices():
 
 
 @pytest.mark.parametrize("name", sorted(SLICES))
-def test_every_fixture_validates_strictly_against_1_34(name):
+def test_every_fixture_validates_strictly_against_1_35(name):
     obj = SLICES[name]
-    kubernetes_validate.validate(obj, "1.34", strict=True)
+    kubernetes_validate.validate(obj, "1.35", strict=True)
     spec = obj["spec"]
     assert obj["apiVersion"] == "resource.k8s.io/v1" and obj["kind"] == "ResourceSlice"
     assert spec["pool"]["name"] == spec["nodeName"] and spec["pool"]["resourceSliceCount"] == 1
@@ -157,7 +157,7 @@ def test_strict_validation_would_catch_a_malformed_attribute():
     broken = yaml.safe_load((FIXTURES / "fpga-example.yaml").read_text())
     broken["spec"]["devices"][0]["attributes"]["index"] = {"integer": 0}
     with pytest.raises(kubernetes_validate.ValidationError):
-        kubernetes_validate.validate(broken, "1.34", strict=True)
+        kubernetes_validate.validate(broken, "1.35", strict=True)
 
 
 def test_cel_devices_reads_short_names_in_the_driver_domain_and_qualified_names_in_theirs():
@@ -300,7 +300,7 @@ def test_simulated_slices_validate_and_follow_the_catalog(vm_size, mig):
     sku = catalog.get_sku(vm_size)
     slices = node_slices(SimPool("p1", vm_size, mig, dranet=sku.rdma, gpu_driver=True))
     for obj in slices:
-        kubernetes_validate.validate(obj, "1.34", strict=True)
+        kubernetes_validate.validate(obj, "1.35", strict=True)
         names = [d["name"] for d in obj["spec"]["devices"]]
         assert len(names) == len(set(names))
     by_driver = {s["spec"]["driver"]: s["spec"]["devices"] for s in slices}

@@ -344,7 +344,7 @@ def prod_run():
     return run_stack(stack_config("prod"), "prod")
 
 
-def test_every_prod_kubernetes_object_validates_strictly_against_1_34(prod_run):
+def test_every_prod_kubernetes_object_validates_strictly_against_1_35(prod_run):
     validated = {}
     for resource in prod_run.resources:
         if not resource.is_kubernetes or resource.type.startswith("kubernetes:helm.sh/"):
@@ -352,7 +352,7 @@ def test_every_prod_kubernetes_object_validates_strictly_against_1_34(prod_run):
         obj = kubernetes_object(resource)
         if is_custom_resource(obj):
             continue  # checked against their CRD shapes in test_custom_resources.py
-        kubernetes_validate.validate(obj, "1.34", strict=True)
+        kubernetes_validate.validate(obj, "1.35", strict=True)
         validated.setdefault(obj["kind"], []).append(obj["metadata"]["name"])
     assert len(validated["Job"]) == 6
     assert validated["ConfigMap"] == ["qualify-scripts-1"] and "qualify-peers" in validated["Service"]

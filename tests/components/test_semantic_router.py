@@ -53,7 +53,7 @@ def test_only_the_gateway_reaches_the_router():
     ]
     assert sources == ["envoy-gateway-system", "kube-system"]
     for resource in of_type(run, "networking.k8s.io/v1:NetworkPolicy") + of_type(run, "core/v1:Namespace"):
-        kubernetes_validate.validate(kubernetes_object(resource), "1.34", strict=True)
+        kubernetes_validate.validate(kubernetes_object(resource), "1.35", strict=True)
 
 
 @pytest.mark.parametrize(

@@ -130,4 +130,4 @@ def test_component_objects():
     assert len(of_type(run, "batch/v1:Job")) == 1
     for resource in run.resources:
         if resource.is_kubernetes:
-            kubernetes_validate.validate(kubernetes_object(resource), "1.34", strict=True)
+            kubernetes_validate.validate(kubernetes_object(resource), "1.35", strict=True)

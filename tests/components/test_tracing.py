@@ -65,7 +65,7 @@ def test_connection_string_stays_a_secret_and_the_pod_is_restricted():
     assert not container["securityContext"].get("privileged")
     for resource in run.resources:
         if resource.is_kubernetes and resource.type != "kubernetes:core/v1:Namespace":
-            kubernetes_validate.validate(kubernetes_object(resource), "1.34", strict=True)
+            kubernetes_validate.validate(kubernetes_object(resource), "1.35", strict=True)
 
 
 def test_objects_in_a_namespace_made_elsewhere_wait_for_it():

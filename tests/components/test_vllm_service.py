@@ -798,10 +798,10 @@ def refusal(args: dict, **options) -> str:
     "model, pool, tp, max_model_len, kinds",
     [
         ("meta-llama/Llama-3.1-70B-Instruct", "a100", 1, 8192, {"vm_size"}),
-        ("meta-llama/Llama-3.1-70B-Instruct", "a100x4", 2, 8192, {"tp", "dtype", "vm_size"}),
+        ("meta-llama/Llama-3.1-70B-Instruct", "a100x4", 2, 16384, {"tp", "kv_cache_dtype", "dtype", "max_model_len", "vm_size"}),
         (LLAMA_8B, "a10", 1, 32768, {"kv_cache_dtype", "dtype", "max_model_len", "vm_size"}),
     ],
-    ids=["70b-on-one-a100", "70b-tp2-on-four-a100s", "8b-32k-on-an-a10"],
+    ids=["70b-on-one-a100", "70b-tp2-16k-on-four-a100s", "8b-32k-on-an-a10"],
 )
 def test_a_model_that_does_not_fit_is_refused_with_the_numbers_and_the_fixes(model, pool, tp, max_model_len, kinds):
     args = {"model": model, "tensor_parallel_size": tp, "max_model_len": max_model_len}
@@ -818,7 +818,7 @@ def test_a_model_that_does_not_fit_is_refused_with_the_numbers_and_the_fixes(mod
 
 def test_seventy_b_on_one_a100_names_the_budget():
     message = refusal({"model": "meta-llama/Llama-3.1-70B-Instruct"})
-    assert "weights (131.5 GiB) + overhead (2.0 GiB) exceed the 67.1 GiB budget per GPU" in message
+    assert "weights (131.5 GiB) + overhead (2.1 GiB) exceed the 71.2 GiB budget per GPU" in message
     assert "(tp 2, $" in message, "a bigger size, with its tp and price"
 
 
@@ -1113,11 +1113,11 @@ def _schemas_read_once():
         yield
 
 
-def test_every_prod_deployment_validates_strictly_against_1_34(prod_run, _schemas_read_once):
+def test_every_prod_deployment_validates_strictly_against_1_35(prod_run, _schemas_read_once):
     found = deployments(prod_run)
     assert set(found) == {"llama-70b"}
     for obj in found.values():
-        kubernetes_validate.validate(obj, "1.34", strict=True)
+        kubernetes_validate.validate(obj, "1.35", strict=True)
 
 
 def test_strict_validation_would_catch_a_misspelled_field(prod_run, _schemas_read_once):
@@ -1125,7 +1125,7 @@ def test_strict_validation_would_catch_a_misspelled_field(prod_run, _schemas_rea
     broken = json.loads(json.dumps(obj))
     pod_of(broken)["containers"][0]["startupProbes"] = pod_of(broken)["containers"][0].pop("startupProbe")
     with pytest.raises(kubernetes_validate.ValidationError):
-        kubernetes_validate.validate(broken, "1.34", strict=True)
+        kubernetes_validate.validate(broken, "1.35", strict=True)
 
 
 def test_prod_deployments_claim_templates_in_their_namespace(prod_run):

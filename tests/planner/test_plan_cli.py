@@ -62,12 +62,12 @@ def test_dev_plan_content(planned):
     assert "/subscriptions/<computed:subscriptionId>/providers/Microsoft.Authorization/roleDefinitions/" in everything
 
 
-def test_every_kubernetes_manifest_validates_strictly_against_1_34(planned):
+def test_every_kubernetes_manifest_validates_strictly_against_1_35(planned):
     manifests = [yaml.safe_load(p.read_text()) for out in planned.values() for p in (out / "kubernetes").glob("*.yaml")]
     built_in = [obj for obj in manifests if not is_custom_resource(obj)]
     assert built_in and len(built_in) < len(manifests), "both built-in kinds and custom resources are rendered"
     for obj in built_in:
-        kubernetes_validate.validate(obj, "1.34", strict=True)
+        kubernetes_validate.validate(obj, "1.35", strict=True)
 
 
 def test_summary_is_printed(capsys, tmp_path):
