@@ -15,7 +15,9 @@ for record in json.loads(Path(os.environ["AKS_GPU_REPLAY"]).read_text()):
         provider=created.get(record["options"].get("provider", "")),
         depends_on=[created[d] for d in record["options"].get("dependsOn", []) if d in created] or None,
         ignore_changes=record["options"].get("ignoreChanges"),
-        custom_timeouts=pulumi.CustomTimeouts(**record["options"]["customTimeouts"]) if "customTimeouts" in record["options"] else None,
+        custom_timeouts=pulumi.CustomTimeouts(**record["options"]["customTimeouts"])
+        if "customTimeouts" in record["options"]
+        else None,
     )
     kind = record["type"]
     if kind.startswith("pulumi:providers:"):

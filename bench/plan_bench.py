@@ -113,9 +113,9 @@ def cold_start(repeat: int) -> tuple[float, float] | None:
     cli = Path(sys.executable).with_name("aks-gpu")
     if repeat < 1 or not cli.exists():
         return None
-    replay = tempfile.NamedTemporaryFile(prefix="aks-gpu-replay-", suffix=".json", delete=False)
     stack = stackfile.read_stack(ROOT, "dev")
-    record_replay(engine.run_program(ROOT, stack.project, stack.stack, stack.config, stack.secret_keys), Path(replay.name))
+    replay = Path(tempfile.mkdtemp(prefix="aks-gpu-bench-")) / "replay.json"
+    record_replay(engine.run_program(ROOT, stack.project, stack.stack, stack.config, stack.secret_keys), replay)
     driver = (
         "from pathlib import Path; from planner import engine, stackfile; "
         f"s = stackfile.read_stack(Path({str(ROOT)!r}), 'dev'); "
