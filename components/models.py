@@ -2,19 +2,24 @@
 KV cache is left for requests?
 
 Facts live in ``models.json`` beside this module, addressed by Hugging Face id, each row with its
-``source``; ``ModelFactsArgs`` takes the same numbers for any other model. Per GPU of a replica of
-tensor-parallel size tp::
+``source``; ``ModelFactsArgs`` takes the same numbers for any other model. The fit models the vLLM
+release the project pins (``PINNED_VLLM_VERSION``). Per GPU of a replica of tensor-parallel size tp::
 
-    budget      = gpu_memory_gb x 1e9 x gpu_memory_utilization      (a MIG slice: its own GB, tp 1)
-    weights     = (weights_gb x 1e9 if pre-quantized and dtype auto, else params x bytes(dtype)) / tp
-    overhead    = RUNTIME_OVERHEAD_GIB (+ TP_OVERHEAD_GIB when tp > 1)
+    budget      = device GiB (gpu_memory.json) x gpu_memory_utilization   (a MIG slice: its own GB, tp 1)
+    weights     = (weights_gb if pre-quantized and dtype auto, else params x bytes(dtype)
+                   + embeddings kept in bf16 by fp8/int4) / tp
+    overhead    = non-torch (NCCL, custom all-reduce when tp > 1)
+                  + activation peak of the profile run (grows with vocabulary x max_num_seqs)
+                  + MoE workspace (grows with the expert weights on the GPU)
+                  + CUDA graphs (grow with the model; vLLM >= 0.21 reserves them inside the budget)
     kv_budget   = budget - weights - overhead
     kv_per_tok  = 2 x layers x max(1, kv_heads / tp) x head_dim x bytes(kv dtype)
     sequence    = full-attention layers x tokens + sliding layers x min(tokens, window)   (in KV bytes)
     kv_tokens   = kv_budget / full-attention bytes per token;  sequences = kv_budget / sequence
 
-``FORMULA`` says the same in README-ready Markdown. This module imports nothing from Pulumi so that
-``aks-gpu fit`` stays fast.
+``FORMULA`` says the same in README-ready Markdown; ``bench/fit_accuracy.py`` compares it with
+published vLLM logs (``bench/fit_reference_points.json``). This module imports nothing from Pulumi
+so that ``aks-gpu fit`` stays fast.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from __future__ import annotations
 import difflib
 import json
 import math
+import textwrap
 from dataclasses import asdict, dataclass, field, replace
 from functools import cache
 from pathlib import Path
@@ -38,16 +44,68 @@ GB = 1e9
 GIB = 2**30
 """Bytes in a GiB: vLLM logs memory in GiB."""
 
-RUNTIME_OVERHEAD_GIB = 2.0
-"""Per-GPU memory inside vLLM's budget that is neither weights nor KV cache: activation peak of the
-profiling run, CUDA context, cuBLAS workspaces, CUDA graphs. Calibrated on vLLM 0.15's log for
-Llama-3.1-8B on one A100 40GB, which left 1.36 GiB for these in eager mode (no CUDA graphs)."""
+PINNED_VLLM_VERSION = "0.32.0"
+"""vLLM release the overhead terms model: ``VllmServiceArgs.image`` defaults to
+``vllm/vllm-openai:v0.32.0`` (components/vllm_service.py, not imported here: it pulls in Pulumi)."""
 
-TP_OVERHEAD_GIB = 0.5
-"""Extra per-GPU memory with tensor parallelism (NCCL and custom all-reduce buffers)."""
+NON_TORCH_GIB = 0.25
+"""Per-GPU memory outside PyTorch's allocator at tp 1 (cuBLAS workspaces, allocator slack), which vLLM
+counts against the budget. Published: 0.24-0.27 GiB on H100 (vLLM 0.19, llm-d-planner#205), 0.26 GiB on
+A100 80GB (vLLM 0.31), 0.13 GiB (vLLM 0.11, llm-d-benchmark)."""
+
+NON_TORCH_TP_GIB = 2.1
+"""The same with tensor parallelism: NCCL communicators and custom all-reduce buffers. Published:
+2.06-2.21 GiB at tp 2 and 4 on H100 (vLLM 0.19), 1.82-2.10 GiB at tp 8 on A100 (vllm#18446)."""
+
+ACTIVATION_BASE_GIB = 0.36
+"""Peak activation of vLLM's profile run that does not depend on the vocabulary (the dummy forward pass
+of ``max_num_batched_tokens`` tokens). Fitted on vLLM 0.19's per-model figures (llm-d-planner#205):
+CodeLlama-7B (vocabulary 32,016) peaks at 0.77 GiB, gemma-2 (256,000) at 3.62-3.66 GiB, whatever the
+model's size."""
+
+SAMPLER_BYTES_PER_LOGIT = 23.0
+"""Bytes per (scheduled sequence x vocabulary entry) that the profile run's dummy sampler holds at its
+peak (fp32 logits and the sort/softmax copies of top-k/top-p), so the activation term is
+``ACTIVATION_BASE_GIB + max_num_seqs x vocab_size x SAMPLER_BYTES_PER_LOGIT``. Published figures per
+logit: ~37 bytes in vLLM 0.10-0.11 (Llama 4.76 GiB, Qwen3 5.56-5.64 GiB, gpt-oss 7.38 GiB at 1024
+sequences, llm-d-benchmark), ~13 bytes in vLLM 0.19 (Llama 1.89 GiB, gpt-oss 2.87 GiB). vLLM 0.31 on
+A100 (256 sequences) peaked at 1.21 GiB for Llama-3.1-8B, which this value reproduces; between the
+two older releases, it keeps the refusals on the safe side."""
+
+MOE_WORKSPACE_FRACTION = 0.008
+"""Extra activation of a mixture of experts (fused-MoE intermediate caches and kernel workspaces) per
+GiB of weights on the GPU. vLLM 0.19 on H100: Mixtral-8x7B tp 2 +0.44 GiB over a dense model of its
+vocabulary, Qwen3-30B-A3B +0.36, DeepSeek-V2-Lite +0.25, Qwen1.5-MoE-A2.7B +0.26."""
+
+CUDA_GRAPH_BASE_GIB = 0.2
+CUDA_GRAPH_GIB_PER_B_PARAMS = 0.008
+"""CUDA-graph pool per GPU = ``CUDA_GRAPH_BASE_GIB + CUDA_GRAPH_GIB_PER_B_PARAMS x params_b`` (all
+parameters; graphs hold activations of every layer, replicated across tp ranks). Since vLLM 0.21 the
+profiler estimates the pool and reserves it inside ``gpu_memory_utilization`` ("CUDA graph memory
+profiling is enabled (default since v0.21.0)"); vLLM 0.31 reserved 0.23 GiB for Llama-3.1-8B on A100.
+Not reserved with ``--enforce-eager``."""
+
+CUDA_GRAPHS_IN_BUDGET_SINCE = (0, 21)
+"""First vLLM release whose profiler reserves CUDA-graph memory inside the budget."""
+
+DEFAULT_VOCAB_SIZE = 152_064
+"""Vocabulary assumed for a model whose facts omit ``vocab_size`` (Qwen2.5's; Llama 3 has 128,256)."""
+
+RUNTIME_OVERHEAD_GIB = round(NON_TORCH_GIB + ACTIVATION_BASE_GIB + CUDA_GRAPH_BASE_GIB, 2)
+"""The fixed part of the per-GPU overhead at tp 1 (non-torch, activation base, CUDA-graph base); the
+vocabulary, MoE and model-size terms come on top (see ``FORMULA``)."""
+
+TP_OVERHEAD_GIB = round(NON_TORCH_TP_GIB - NON_TORCH_GIB, 2)
+"""Extra fixed per-GPU memory with tensor parallelism (NCCL and custom all-reduce buffers)."""
 
 DEFAULT_GPU_MEMORY_UTILIZATION = 0.9
-"""vLLM's default ``--gpu-memory-utilization``."""
+"""``VllmServiceArgs.gpu_memory_utilization``'s default, passed to vLLM explicitly (vLLM's own default
+was 0.9 and is 0.92 in current releases)."""
+
+VLLM_MAX_NUM_SEQS_LARGE_GPU = 1024
+VLLM_MAX_NUM_SEQS = 256
+"""vLLM's default ``--max-num-seqs``: 1024 on GPUs with at least 70 GiB that are not A100s (H100, H200,
+MI300X), else 256 (vllm tests/engine/test_arg_utils.py ``test_defaults_with_usage_context``)."""
 
 WARN_BELOW_SEQUENCES = 4
 """Warn when fewer full-length sequences than this fit at once: requests would queue."""
@@ -64,30 +122,52 @@ WEIGHT_DTYPES = ("auto", *WEIGHT_BYTES)
 KV_CACHE_DTYPES = ("auto", "fp8")
 """Accepted ``kv_cache_dtype`` values; ``auto`` stores the KV cache in the model's dtype."""
 
-FORMULA = f"""\
-Memory fit (vLLM, one replica of tensor-parallel size `tp` on one VM):
 
-- Budget per GPU = catalog `gpu_memory_gb` x 1e9 bytes x `gpu_memory_utilization` (vLLM's
-  default {DEFAULT_GPU_MEMORY_UTILIZATION}). A MIG slice counts its own memory ("3g.40gb" -> 40 GB)
-  and serves tp 1. HBM GPUs expose more than the catalog's GB figure (an A100 80GB reports
-  79.25 GiB = 85.1e9 bytes), so the estimate errs on the safe side by about 6% there.
-- Weights per GPU = weight bytes / tp. Weight bytes = the row's `weights_gb` for a pre-quantized
-  checkpoint with dtype `auto`, else parameters x bytes per parameter (bfloat16/float16 2,
-  fp8 1, int4 0.5). Embeddings kept in bf16 by fp8/int4 quantizers, and quantization scales,
-  are not counted.
-- Runtime overhead per GPU = {RUNTIME_OVERHEAD_GIB} GiB (activations, CUDA context and graphs),
-  plus {TP_OVERHEAD_GIB} GiB when tp > 1 (NCCL buffers).
-- KV budget per GPU = budget - weights - overhead. The model loads when it is positive.
-- KV bytes per token per GPU = 2 (K and V) x layers x KV heads on the GPU x head_dim x KV dtype
-  bytes (auto = the model's dtype, 2; fp8 = 1). Each GPU holds kv_heads / tp heads; with
-  tp > kv_heads every GPU holds one replicated head.
-- Sliding-window layers hold at most `sliding_window` tokens per sequence. KV tokens = KV budget /
-  per-token bytes of the full-attention layers; full-length sequences = KV budget / (bytes of
-  one sequence of `max_model_len` tokens).
-- It fits when tp divides the attention heads and the KV heads (or KV heads divide tp), the
-  context is within the model's maximum, the weights load and at least one full-length sequence
-  fits. Fewer than {WARN_BELOW_SEQUENCES} full-length sequences is a warning: requests queue.
-"""
+@cache
+def gpu_memory_table() -> dict[str, dict]:
+    """``gpu_memory.json``: per catalog ``gpu_model``, the memory the device reports (``device_gib``) and its source."""
+    return json.loads(Path(__file__).with_name("gpu_memory.json").read_text())["gpus"]
+
+
+def _formula() -> str:
+    devices = ", ".join(f"{gpu} {row['device_gib']:g}" for gpu, row in gpu_memory_table().items())
+    bullets = [
+        f"Budget = the memory the GPU reports to CUDA, in GiB (`components/gpu_memory.json`: {devices}) x "
+        f"`gpu_memory_utilization` (default {DEFAULT_GPU_MEMORY_UTILIZATION}). A vGPU size gets its share of the "
+        'GPU; a MIG slice counts the GB in its name ("3g.40gb" -> 40e9 bytes) and serves tp 1; a GPU without a '
+        "published figure counts its catalog GB as 1e9 bytes.",
+        "Weights = weight bytes / tp: the row's `weights_gb` for a pre-quantized checkpoint with dtype `auto`, "
+        "else parameters x bytes per parameter (bfloat16/float16 2, fp8 1, int4 0.5) plus, for fp8/int4, the "
+        "input and output embeddings (2 x vocab x heads x head_dim parameters) that the quantizers keep in the "
+        "model's dtype. Quantization scales are not counted.",
+        f"Overhead = non-torch memory ({NON_TORCH_GIB} GiB at tp 1, {NON_TORCH_TP_GIB} GiB with tp > 1: NCCL and "
+        f"custom all-reduce) + the activation peak of vLLM's profile run, {ACTIVATION_BASE_GIB} GiB + max_num_seqs "
+        f"x vocab x {SAMPLER_BYTES_PER_LOGIT:g} bytes (the dummy sampler's fp32 logits and their sort/softmax "
+        f"copies; vLLM's default max_num_seqs is {VLLM_MAX_NUM_SEQS_LARGE_GPU} on GPUs of 70 GiB or more other "
+        f"than the A100, else {VLLM_MAX_NUM_SEQS}) + for a mixture of experts {MOE_WORKSPACE_FRACTION:g} x its "
+        f"weights per GPU (fused-MoE workspaces) + CUDA graphs, {CUDA_GRAPH_BASE_GIB} GiB + "
+        f"{CUDA_GRAPH_GIB_PER_B_PARAMS:g} GiB per billion parameters, which vLLM reserves inside the budget "
+        "since 0.21.",
+        "KV budget = budget - weights - overhead. The model loads when it is positive.",
+        "KV bytes per token = 2 (K and V) x layers x KV heads on the GPU x head_dim x KV dtype bytes (auto = "
+        "the model's dtype, 2; fp8 = 1). Each GPU holds kv_heads / tp heads; with tp > kv_heads every GPU holds "
+        "one replicated head.",
+        "Sliding-window layers hold at most `sliding_window` tokens per sequence. KV tokens = KV budget / "
+        "per-token bytes of the full-attention layers; full-length sequences = KV budget / (bytes of one "
+        "sequence of `max_model_len` tokens).",
+        "It fits when tp divides the attention heads and the KV heads (or KV heads divide tp), the context is "
+        "within the model's maximum, the weights load and at least one full-length sequence fits. Fewer than "
+        f"{WARN_BELOW_SEQUENCES} full-length sequences is a warning: requests queue.",
+        "Checked by `bench/fit_accuracy.py` against published vLLM logs (`bench/fit_reference_points.json`): "
+        "the KV budget within 8% wherever vLLM left at least a quarter of its budget for the KV cache, and "
+        "vLLM's fits / does-not-fit verdict where it left less or none.",
+    ]
+    lines = [f"Memory fit (vLLM {PINNED_VLLM_VERSION}, one replica of tensor-parallel size `tp` on one VM), per GPU:", ""]
+    lines += [textwrap.fill(b, width=98, initial_indent="- ", subsequent_indent="  ", break_on_hyphens=False) for b in bullets]
+    return "\n".join(lines) + "\n"
+
+
+FORMULA = _formula()
 """The fit formula as README-ready Markdown."""
 
 
@@ -133,6 +213,10 @@ class ModelFactsArgs(BaseModel):
     """On-GPU weights in GB for a pre-quantized checkpoint (e.g. MXFP4), used with dtype ``auto``.
     Default None: parameters x bytes of ``dtype``."""
 
+    vocab_size: int | None = Field(None, gt=0)
+    """Vocabulary (``vocab_size``): the profile run's sampler and the bf16 embeddings of fp8/int4 weights
+    scale with it. Default None: ``DEFAULT_VOCAB_SIZE`` for the overhead, no embedding correction."""
+
     sliding_window: int | None = Field(None, gt=0)
     """Tokens a sliding-window layer keeps per sequence. Default None (no sliding window)."""
 
@@ -160,11 +244,23 @@ class ModelFactsArgs(BaseModel):
         return self
 
     def weight_bytes(self, dtype: str = "auto") -> float:
-        """Bytes of all weights in ``dtype`` (``auto``: ``weights_gb`` if given, else the model's dtype)."""
+        """Bytes of all weights in ``dtype`` (``auto``: ``weights_gb`` if given, else the model's dtype).
+
+        fp8 and int4 quantizers keep the input and output embeddings in the model's dtype; they are
+        counted at that size when the vocabulary and the attention heads are known.
+        """
         _check_choice("dtype", dtype, WEIGHT_DTYPES)
         if dtype == "auto":
             return self.weights_gb * GB if self.weights_gb else self.params_b * 1e9 * WEIGHT_BYTES[self.dtype]
-        return self.params_b * 1e9 * WEIGHT_BYTES[dtype]
+        kept = 0.0
+        if WEIGHT_BYTES[dtype] < WEIGHT_BYTES[self.dtype] and self.vocab_size and self.attention_heads:
+            kept = 2 * self.vocab_size * self.attention_heads * self.head_dim * (WEIGHT_BYTES[self.dtype] - WEIGHT_BYTES[dtype])
+        return self.params_b * 1e9 * WEIGHT_BYTES[dtype] + kept
+
+    @property
+    def is_moe(self) -> bool:
+        """True for a mixture of experts (``active_params_b`` given)."""
+        return self.active_params_b is not None
 
     def kv_dtype_bytes(self, kv_cache_dtype: str = "auto") -> int:
         """Bytes per KV element: the model's dtype for ``auto``, 1 for fp8."""
@@ -277,7 +373,15 @@ class FitResult:
     weights_gib_per_gpu: float
     """Weights one GPU holds."""
     overhead_gib: float
-    """Runtime overhead counted per GPU."""
+    """Runtime overhead counted per GPU: the sum of the four terms below."""
+    non_torch_gib: float
+    """Memory outside PyTorch's allocator (cuBLAS, NCCL and custom all-reduce buffers)."""
+    activation_gib: float
+    """Activation peak of vLLM's profile run, including the MoE workspace."""
+    cuda_graph_gib: float
+    """CUDA-graph pool vLLM reserves inside the budget (0 with CUDA graphs off)."""
+    max_num_seqs: int
+    """Sequences vLLM schedules at once (its default for the GPU unless given); sizes the sampler term."""
     kv_budget_gib_per_gpu: float
     """What is left for the KV cache (negative when the weights do not load)."""
     kv_bytes_per_token: int
@@ -344,6 +448,48 @@ def sequence_bytes(model: ModelFactsArgs, tokens: int, tp: int = 1, kv_cache_dty
     return full * tokens + sliding * min(tokens, model.sliding_window or tokens)
 
 
+def device_memory_gib(gpu_model: str, catalog_gb: float, gpu_fraction: float = 1.0) -> float:
+    """GiB a GPU of the catalog reports to CUDA: ``gpu_memory.json``, scaled by a vGPU's share; without a
+    published figure, the catalog's GB read as 1e9 bytes (which is less than any HBM GPU reports)."""
+    row = gpu_memory_table().get(gpu_model)
+    if row is None:
+        return catalog_gb * GB / GIB
+    return row["device_gib"] * gpu_fraction
+
+
+def vllm_default_max_num_seqs(gpu: str, device_gib: float) -> int:
+    """vLLM's default ``--max-num-seqs`` for a GPU: 1024 with at least 70 GiB unless it is an A100, else 256."""
+    if device_gib >= 70 and "A100" not in gpu.upper():
+        return VLLM_MAX_NUM_SEQS_LARGE_GPU
+    return VLLM_MAX_NUM_SEQS
+
+
+@dataclass(frozen=True)
+class Overhead:
+    """Per-GPU memory inside vLLM's budget that is neither weights nor KV cache, in bytes."""
+
+    non_torch: float
+    activation: float
+    cuda_graphs: float
+
+    @property
+    def total(self) -> float:
+        return self.non_torch + self.activation + self.cuda_graphs
+
+
+def runtime_overhead(
+    model: ModelFactsArgs, tp: int, weights_per_gpu: float, max_num_seqs: int, *, cuda_graphs: bool = True
+) -> Overhead:
+    """The overhead terms of ``FORMULA`` for ``model`` at ``tp`` with ``weights_per_gpu`` bytes on each GPU."""
+    non_torch = (NON_TORCH_TP_GIB if tp > 1 else NON_TORCH_GIB) * GIB
+    vocab = model.vocab_size or DEFAULT_VOCAB_SIZE
+    activation = ACTIVATION_BASE_GIB * GIB + max_num_seqs * vocab * SAMPLER_BYTES_PER_LOGIT
+    if model.is_moe:
+        activation += MOE_WORKSPACE_FRACTION * weights_per_gpu
+    graphs = (CUDA_GRAPH_BASE_GIB + CUDA_GRAPH_GIB_PER_B_PARAMS * model.params_b) * GIB if cuda_graphs else 0.0
+    return Overhead(non_torch, activation, graphs)
+
+
 def fit_on_memory(
     model: ModelFactsArgs | str,
     gpu_memory_gb: float,
@@ -355,17 +501,28 @@ def fit_on_memory(
     kv_cache_dtype: str = "auto",
     warn_below_sequences: int = WARN_BELOW_SEQUENCES,
     gpu: str = "",
+    gpu_memory_gib: float | None = None,
+    max_num_seqs: int | None = None,
+    cuda_graphs: bool = True,
 ) -> FitResult:
     """Fit a model on ``tp`` GPUs of ``gpu_memory_gb`` each, outside the catalog (no price, no suggestions).
 
-    ``max_model_len`` defaults to the model's ``max_context``, as vLLM's does.
+    ``max_model_len`` defaults to the model's ``max_context``, as vLLM's does. ``gpu_memory_gib`` is the
+    memory the device reports, when known (it replaces ``gpu_memory_gb`` read as 1e9 bytes);
+    ``max_num_seqs`` defaults to vLLM's for the GPU; ``cuda_graphs=False`` is ``--enforce-eager`` (or a
+    vLLM older than 0.21, which did not reserve graph memory inside the budget).
     """
     model = _resolve(model)
     _check_args(tp, max_model_len, gpu_memory_utilization, dtype, kv_cache_dtype)
+    if max_num_seqs is not None and max_num_seqs < 1:
+        raise ValueError(f"max_num_seqs={max_num_seqs!r}: must be at least 1")
     length = max_model_len or model.max_context
-    budget = gpu_memory_gb * GB * gpu_memory_utilization
+    device_gib = gpu_memory_gib if gpu_memory_gib is not None else gpu_memory_gb * GB / GIB
+    seqs = max_num_seqs or vllm_default_max_num_seqs(gpu, device_gib)
+    budget = device_gib * GIB * gpu_memory_utilization
     weights = model.weight_bytes(dtype) / tp
-    overhead = (RUNTIME_OVERHEAD_GIB + (TP_OVERHEAD_GIB if tp > 1 else 0)) * GIB
+    terms = runtime_overhead(model, tp, weights, seqs, cuda_graphs=cuda_graphs)
+    overhead = terms.total
     kv_budget = budget - weights - overhead
     full, sliding = _per_token_bytes(model, tp, kv_cache_dtype)
     kv_tokens = int(max(kv_budget, 0) // (full or sliding))
@@ -399,10 +556,14 @@ def fit_on_memory(
         dtype=dtype,
         kv_cache_dtype=kv_cache_dtype,
         gpu_memory_utilization=gpu_memory_utilization,
-        gpu_memory_gib=gpu_memory_gb * GB / GIB,
+        gpu_memory_gib=device_gib,
         budget_gib_per_gpu=budget / GIB,
         weights_gib_per_gpu=weights / GIB,
         overhead_gib=overhead / GIB,
+        non_torch_gib=terms.non_torch / GIB,
+        activation_gib=terms.activation / GIB,
+        cuda_graph_gib=terms.cuda_graphs / GIB,
+        max_num_seqs=seqs,
         kv_budget_gib_per_gpu=kv_budget / GIB,
         kv_bytes_per_token=model.kv_bytes_per_token(kv_cache_dtype),
         kv_bytes_per_token_per_gpu=full + sliding,
@@ -432,21 +593,25 @@ def fit(
     kv_cache_dtype: str = "auto",
     mig_profile: str | None = None,
     warn_below_sequences: int = WARN_BELOW_SEQUENCES,
+    max_num_seqs: int | None = None,
     suggest: bool = True,
 ) -> FitResult:
     """Fit a model on one VM of a catalog size with tensor-parallel size ``tp`` (or on one MIG slice).
 
-    When it does not fit and ``suggest`` is set, ``suggestions`` lists single changes that fit:
-    more GPUs of the same VM, fp8 KV cache, fp8 weights, a shorter context, the cheapest other size.
+    The budget is the memory the VM's GPU reports (``gpu_memory.json``). When it does not fit and
+    ``suggest`` is set, ``suggestions`` lists single changes that fit: more GPUs of the same VM, fp8 KV
+    cache, fp8 weights, a shorter context, the cheapest other size.
     """
     model = _resolve(model)
     _check_args(tp, max_model_len, gpu_memory_utilization, dtype, kv_cache_dtype)
     sku = catalog.get_sku(vm_size)
     if mig_profile is None:
         memory_gb, gpu, replicas = sku.gpu_memory_gb, sku.gpu_model, max(1, sku.gpus // tp)
+        memory_gib = _device_gib(sku)
     else:
         slice_name = catalog.mig_resource_name(vm_size, mig_profile).removeprefix("nvidia.com/mig-")
         memory_gb, gpu = mig_slice_gb(slice_name), f"{sku.gpu_model} MIG {slice_name}"
+        memory_gib = memory_gb * GB / GIB
         replicas = sku.gpus * catalog.mig_slices_per_gpu(mig_profile)
     options = dict(
         max_model_len=max_model_len,
@@ -454,9 +619,10 @@ def fit(
         dtype=dtype,
         kv_cache_dtype=kv_cache_dtype,
         warn_below_sequences=warn_below_sequences,
+        max_num_seqs=max_num_seqs,
     )
     result = replace(
-        fit_on_memory(model, memory_gb, tp, gpu=gpu, **options),
+        fit_on_memory(model, memory_gb, tp, gpu=gpu, gpu_memory_gib=memory_gib, **options),
         vm_size=vm_size,
         mig_profile=mig_profile,
         replicas_per_vm=replicas,
@@ -477,14 +643,19 @@ def fit(
     return result
 
 
+def _device_gib(sku: catalog.GpuSku) -> float:
+    return device_memory_gib(sku.gpu_model, sku.gpu_memory_gb, sku.gpu_fraction)
+
+
 def _same_vm_candidates(sku: catalog.GpuSku) -> list[tuple[int, str | None, float]]:
-    """(tp, MIG profile, GPU memory per replica) on one VM, smallest first; equal MIG slices once."""
+    """(tp, MIG profile, GiB per replica) on one VM, smallest first; equal MIG slices once."""
     found: dict[float, tuple[int, str | None, float]] = {}
+    whole_gib = _device_gib(sku)
     for profile in catalog.MIG_INSTANCE_PROFILES if sku.mig_capable else ():
-        memory = mig_slice_gb(sku.mig_profiles[profile])
-        if memory < sku.gpu_memory_gb and memory not in found:
+        memory = mig_slice_gb(sku.mig_profiles[profile]) * GB / GIB
+        if memory < whole_gib and memory not in found:
             found[memory] = (1, profile, memory)
-    whole = [(tp, None, tp * sku.gpu_memory_gb) for tp in TP_SIZES if tp <= sku.gpus]
+    whole = [(tp, None, tp * whole_gib) for tp in TP_SIZES if tp <= sku.gpus]
     return sorted(found.values(), key=lambda c: c[2]) + whole
 
 
@@ -527,7 +698,7 @@ def _same_vm_changes(result: FitResult) -> list[tuple[int, str | None]]:
         return []
     if result.problem_kind in ("weights", "kv"):
         current = result.tp * result.gpu_memory_gib if result.mig_profile is None else result.gpu_memory_gib
-        return [(tp, profile) for tp, profile, memory_gb in _same_vm_candidates(sku) if memory_gb * GB / GIB > current]
+        return [(tp, profile) for tp, profile, memory_gib in _same_vm_candidates(sku) if memory_gib > current]
     nearest = sorted((tp for tp in TP_SIZES if tp <= sku.gpus and tp != result.tp), key=lambda tp: (abs(tp - result.tp), tp))
     same_slice = [(1, result.mig_profile)] if result.mig_profile else []
     return same_slice + [(tp, None) for tp in nearest]
@@ -582,6 +753,7 @@ def fit_options(
     dtype: str = "auto",
     kv_cache_dtype: str = "auto",
     warn_below_sequences: int = WARN_BELOW_SEQUENCES,
+    max_num_seqs: int | None = None,
     fitting_only: bool = True,
 ) -> list[FitResult]:
     """Every current catalog size, tp in ``TP_SIZES`` up to the VM's GPUs, and each MIG slice size (tp 1).
@@ -596,6 +768,7 @@ def fit_options(
         dtype=dtype,
         kv_cache_dtype=kv_cache_dtype,
         warn_below_sequences=warn_below_sequences,
+        max_num_seqs=max_num_seqs,
     )
     results = [
         fit(model, name, tp, mig_profile=profile, suggest=False, **options)

@@ -55,8 +55,9 @@ def header(model: ModelFactsArgs, length: int, args: argparse.Namespace) -> str:
         f"Fit of {model.hf_id} at {length} tokens of context (weights {weights}, KV cache {args.kv_cache_dtype}, "
         f"gpu-memory-utilization {args.gpu_memory_utilization})\n"
         f"List-price estimate ({prices['date']}, {prices['region']}, unverified third-party snapshot); per GPU: "
-        f"budget = catalog GB x 1e9 x utilization, runtime overhead {RUNTIME_OVERHEAD_GIB} GiB (+{TP_OVERHEAD_GIB} "
-        "with TP), fp8/int4 weights without scales; formula: components/models.py FORMULA"
+        f"budget = the GiB the device reports (components/gpu_memory.json) x utilization, minus non-torch, activation, "
+        f"MoE workspace and CUDA-graph overhead (base {RUNTIME_OVERHEAD_GIB} GiB, +{TP_OVERHEAD_GIB} with TP); "
+        "formula: components/models.py FORMULA"
     )
 
 
@@ -150,7 +151,7 @@ def _report(model: ModelFactsArgs, length: int, args, results: list[FitResult], 
         "dtype": args.dtype,
         "kv_cache_dtype": args.kv_cache_dtype,
         "assumptions": {
-            "budget": "catalog gpu_memory_gb x 1e9 bytes x gpu_memory_utilization",
+            "budget": "device-reported GiB (components/gpu_memory.json) x gpu_memory_utilization",
             "runtime_overhead_gib": RUNTIME_OVERHEAD_GIB,
             "tp_overhead_gib": TP_OVERHEAD_GIB,
             "prices": catalog.price_snapshot(),

@@ -204,6 +204,8 @@ def test_gpu_operator_installs_the_driver_for_driver_none_pools():
         "migManager": {"enabled": False},
         "dcgmExporter": {"enabled": True},
         "daemonsets": {"tolerations": [NVIDIA_TAINT, SKU_GPU]},
+        # NFD's worker reads its own tolerations; without them it never labels the tainted GPU nodes.
+        "node-feature-discovery": {"worker": {"tolerations": [NVIDIA_TAINT, SKU_GPU]}},
     }
     assert found["dra-driver"].inputs["values"]["nvidiaDriverRoot"] == "/run/nvidia/driver"
     full_node = templates(run)["h100-gpus-full-node"]

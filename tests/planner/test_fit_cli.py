@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from components import catalog
+from components import catalog, models
 from components.models import fit_options
 from planner.cli import main
 from tests.conftest import REPO
@@ -45,7 +45,7 @@ def test_table_lists_the_options_cheapest_first(capsys):
     assert code == 0 and err == ""
     first_lines = out.splitlines()[:2]
     assert first_lines[0].startswith(f"Fit of {LLAMA_8B} at 8192 tokens of context")
-    assert "List-price estimate" in first_lines[1] and "1e9" in first_lines[1] and "overhead 2.0 GiB" in first_lines[1]
+    assert "List-price estimate" in first_lines[1] and f"overhead (base {models.RUNTIME_OVERHEAD_GIB} GiB" in first_lines[1]
     header = out.splitlines()[3]
     for column in ("vm size", "gpu", "tp", "weights/GPU GiB", "KV tokens", "seqs @8192", "$/hour", "$/month"):
         assert column in header
@@ -56,7 +56,7 @@ def test_table_lists_the_options_cheapest_first(capsys):
     assert prices == sorted(prices) and rows[-1][7] == "n/a"
     whole = next(r for r in rows if r[:3] == ["Standard_NC24ads_A100_v4", "A100-80GB", "1"])
     sku = catalog.get_sku("Standard_NC24ads_A100_v4")
-    assert whole[4] == "14.96" and whole[6] == "50"
+    assert whole[4] == "14.96" and whole[6] == "54"
     assert whole[7] == f"{sku.price_usd_per_hour:.2f}" and whole[8] == f"{sku.monthly_price_usd():,.0f}"
     assert re.search(r"\d+ options fit; \$/hour is the whole VM", out)
 
@@ -68,7 +68,10 @@ def test_json_output_carries_every_number_and_the_assumptions(capsys):
     assert report["model"]["hf_id"] == "microsoft/phi-4" and report["max_model_len"] == 16384
     assert report["kv_cache_dtype"] == "fp8" and report["gpu_memory_utilization"] == 0.85
     assert report["fits"] is True and report["problem"] is None
-    assert report["assumptions"]["runtime_overhead_gib"] == 2.0 and "unverified" in report["assumptions"]["prices"]["source"]
+    assert (
+        report["assumptions"]["runtime_overhead_gib"] == models.RUNTIME_OVERHEAD_GIB
+        and "unverified" in report["assumptions"]["prices"]["source"]
+    )
     options = report["options"]
     assert options and all(o["fits"] for o in options)
     assert all(o["kv_bytes_per_token"] == 102400 for o in options), "fp8 KV halves KAITO's 204800"
@@ -81,7 +84,7 @@ def test_all_adds_the_refused_options_with_their_reason(capsys):
     rows = table_rows(out)
     assert {r[9] for r in rows} == {"yes", "no"}
     refused = next(r for r in rows if r[0] == "Standard_NC24ads_A100_v4" and r[2] == "1" and r[1] == "A100-80GB")
-    assert refused[9] == "no" and "exceed the 67.1 GiB budget per GPU" in refused[10]
+    assert refused[9] == "no" and "exceed the 71.2 GiB budget per GPU" in refused[10]
 
 
 def test_no_option_fits_exits_1_with_the_reason(capsys):
