@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import base64
 import re
-from typing import Literal
+from typing import Annotated, Literal
 
 import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 from pulumi_azure_native import authorization, containerservice
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from ._base import PACKAGE, StrictModel, fail, validate_args
 
@@ -23,10 +23,19 @@ _CLUSTER_NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9_-]{0,61}[A-Za-z0-9])?$")
 _POOL_NAME = re.compile(r"^[a-z][a-z0-9]{0,11}$")
 
 
+def _check_pool_name(value: str) -> str:
+    if not _POOL_NAME.match(value):
+        raise ValueError("AKS Linux pool names are 1-12 lowercase letters or digits, starting with a letter")
+    return value
+
+
+PoolName = Annotated[str, AfterValidator(_check_pool_name)]
+
+
 class SystemPoolArgs(StrictModel):
     """The cluster's small system pool, which runs cluster add-ons and never GPU work."""
 
-    name: str = "system"
+    name: PoolName = "system"
     """Pool name (1-12 lowercase letters or digits). Default ``system``."""
 
     vm_size: str = "Standard_D4ds_v5"
@@ -41,13 +50,6 @@ class SystemPoolArgs(StrictModel):
     spot: bool = False
     """Always False: AKS refuses Spot VMs in system pools. Present so a stack file that asks gets a clear error."""
 
-    @field_validator("name")
-    @classmethod
-    def _check_name(cls, value: str) -> str:
-        if not _POOL_NAME.match(value):
-            raise ValueError("AKS Linux pool names are 1-12 lowercase letters or digits, starting with a letter")
-        return value
-
     @field_validator("spot")
     @classmethod
     def _no_spot(cls, value: bool) -> bool:
@@ -61,7 +63,7 @@ class PlatformPoolArgs(StrictModel):
     controllers and operators. The system pool keeps ``CriticalAddonsOnly`` (AKS's advice) and GPU
     pools keep their taint, so without this pool such pods have nowhere to run."""
 
-    name: str = "platform"
+    name: PoolName = "platform"
     """Pool name (1-12 lowercase letters or digits). Default ``platform``."""
 
     vm_size: str = "Standard_D4ds_v5"
@@ -75,13 +77,6 @@ class PlatformPoolArgs(StrictModel):
 
     availability_zones: list[Literal["1", "2", "3"]] = Field(default_factory=list)
     """Zones for the nodes. Default none (any zone)."""
-
-    @field_validator("name")
-    @classmethod
-    def _check_name(cls, value: str) -> str:
-        if not _POOL_NAME.match(value):
-            raise ValueError("AKS Linux pool names are 1-12 lowercase letters or digits, starting with a letter")
-        return value
 
     @model_validator(mode="after")
     def _check_counts(self) -> PlatformPoolArgs:

@@ -365,14 +365,13 @@ def render_chart(resource: Registered, use_helm: bool) -> ChartRender:
 
 
 def _adopt_profile_knowledge(render: ChartRender, profile: dict[str, Any]) -> None:
-    """helm says which objects are hooks, not what needs them: take ``required`` from the profile."""
-    required = {(h["kind"], h.get("template", "")): h.get("required") or "" for h in profile.get("hooks") or []}
-    by_kind = {}
-    for (kind, _template), why in required.items():
-        by_kind.setdefault(kind, why)
-    render.hooks = [Hook(h.kind, h.name, h.template, h.hook, by_kind.get(h.kind, "")) for h in render.hooks]
-    render.free_form = tuple(profile.get("free_form") or ())
-    render.notes += list(profile.get("notes") or [])
+    """helm says which objects are hooks, not what needs them: take that, and the free-form value
+    paths, from the profile rendered with the same values."""
+    profiled = render_profile(profile, render.release, render.namespace, render.values)
+    required = {(h.kind, h.name): h.required for h in profiled.hooks}
+    render.hooks = [Hook(h.kind, h.name, h.template, h.hook, required.get((h.kind, h.name), "")) for h in render.hooks]
+    render.free_form = profiled.free_form
+    render.notes += profiled.notes
 
 
 def chart_resources(run: ProgramRun) -> list[Registered]:

@@ -144,7 +144,8 @@ def deployability(findings, renders, as_of, upstream) -> str:
             [
                 r.chart,
                 r.version,
-                r.resource.type.rsplit(":", 1)[-1].replace("Chart", "v4 Chart").replace("Release", "v3 Release"),
+                # kubernetes:helm.sh/v4:Chart -> "v4 Chart"
+                " ".join(r.resource.type.split("/", 1)[1].split(":")),
                 r.namespace,
                 len(r.objects),
                 len(r.hooks),

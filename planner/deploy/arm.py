@@ -13,6 +13,7 @@ from typing import Any
 
 from components import vm_disks
 
+from ..render import plain
 from . import Finding
 from .model import DeployModel
 
@@ -153,15 +154,7 @@ def check(model: DeployModel) -> list[Finding]:
     findings = []
     for record in model.run.resources:
         if record.type.endswith("containerservice:ManagedCluster"):
-            props = model.cluster
-            findings += _enum_findings(props, CLUSTER_ENUMS, f"ManagedCluster {record.name}")
-            for index, profile in enumerate(props.get("agentPoolProfiles") or []):
-                findings += _pool_findings(
-                    profile, f"ManagedCluster {record.name} agentPoolProfiles[{index}] ({profile.get('name')})"
-                )
+            findings += _enum_findings(plain(record.inputs), CLUSTER_ENUMS, f"ManagedCluster {record.name}")
     for pool in model.pools:
-        if pool.record.type.endswith("containerservice:AgentPool"):
-            from ..render import plain
-
-            findings += _pool_findings(plain(pool.record.inputs), pool.where)
+        findings += _pool_findings(pool.props, pool.where)
     return findings

@@ -16,16 +16,12 @@ from . import Finding
 from .model import DeployModel
 
 
-def _minor(version: str) -> str:
-    return ".".join(version.split(".")[:2])
-
-
 def subjects(model: DeployModel) -> list[tuple[str, str, str]]:
     """(lifecycle kind, name, object) for everything in the plan that has a lifecycle."""
     found = []
     version = model.cluster.get("kubernetesVersion")
     if isinstance(version, str):
-        found.append(("aks_kubernetes", _minor(version), "ManagedCluster kubernetesVersion"))
+        found.append(("aks_kubernetes", version, "ManagedCluster kubernetesVersion"))
     for record in model.run.resources:
         inputs = plain(record.inputs)
         if record.type.endswith("cognitiveservices:Deployment"):

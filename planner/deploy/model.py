@@ -72,6 +72,8 @@ class NodePool:
     mig_profile: str | None
     record: Registered
     where: str
+    props: dict[str, Any]
+    """The pool's properties as ARM receives them (an AgentPool's inputs, or one agentPoolProfiles entry)."""
     extended: dict[str, int] = field(default_factory=dict)
     """Extended resources a node advertises (``nvidia.com/gpu``: 8), filled in by the device plugins that run there."""
 
@@ -106,7 +108,9 @@ def _pool(record: Registered, profile: dict[str, Any], location: str, where: str
     labels.update({str(k): str(v) for k, v in (profile.get("nodeLabels") or {}).items()})
     count = profile.get("count", 1)
     high = profile.get("maxCount", count) if profile.get("enableAutoScaling") else count
-    return NodePool(name, mode, vm_size, taints, labels, int(high or 0), profile.get("gpuInstanceProfile"), record, where)
+    return NodePool(
+        name, mode, vm_size, taints, labels, int(high or 0), profile.get("gpuInstanceProfile"), record, where, profile
+    )
 
 
 def _caps(vm_size: str) -> str:
@@ -124,6 +128,7 @@ class DeployModel:
     pools: list[NodePool]
     cluster: dict[str, Any]
     claims: list[Any] = field(default_factory=list)
+    _closure: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
 
     @cached_property
     def by_urn(self) -> dict[str, Registered]:
@@ -139,10 +144,6 @@ class DeployModel:
             chain.append(record.parent)
             record = self.by_urn.get(record.parent)
         return chain
-
-    @cached_property
-    def _closure(self) -> dict[str, frozenset[str]]:
-        return {}
 
     @cached_property
     def _children(self) -> dict[str, list[str]]:

@@ -70,7 +70,7 @@ def resource_problems(spec: Mapping[str, Any], pool: NodePool) -> list[str]:
     for list_name in ("containers", "initContainers"):
         for container in items(spec.get(list_name)):
             for name, amount in resources_of(container).items():
-                if "/" in str(name) and not str(name).startswith(("hugepages-",)):
+                if "/" in str(name):  # extended resources: nvidia.com/gpu, nvidia.com/mig-1g.10gb, ...
                     try:
                         number = float(amount)
                     except (TypeError, ValueError):
