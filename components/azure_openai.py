@@ -34,6 +34,9 @@ PRICES_SOURCE = (
     "that page for your region and deployment type, and pass prompt_per_1m / completion_per_1m to override."
 )
 MODEL_PRICES: dict[str, TokenPrice] = {
+    # gpt-5.5: OpenAI's list price for the model ($5 / $30; benchr.org "GPT-5.5 pricing explained",
+    # 2026), taken as the Global Standard price; unverified like the rest.
+    "gpt-5.5": TokenPrice(5.00, 30.00),
     "gpt-4o": TokenPrice(2.50, 10.00),
     "gpt-4.1": TokenPrice(2.00, 8.00),
     "gpt-4o-mini": TokenPrice(0.15, 0.60),
@@ -41,8 +44,9 @@ MODEL_PRICES: dict[str, TokenPrice] = {
 """Default prices by model name; see ``PRICES_SOURCE``: these are unverified defaults, not quotes."""
 
 MODEL_VERSIONS: dict[str, str] = {
-    # gpt-4o and gpt-4.1 are reported to be deprecated in late 2026: expect retirement notices and
-    # plan a move to a newer model; nothing here refuses them.
+    # The lifecycle table (components/lifecycle.json) holds each version's retirement date and
+    # recommends the frontier model; the plan refuses a retired version and warns before.
+    "gpt-5.5": "2026-04-24",
     "gpt-4o": "2024-11-20",
     "gpt-4.1": "2025-04-14",
     "gpt-4o-mini": "2024-07-18",
@@ -66,12 +70,14 @@ class OpenAIDeploymentArgs(StrictModel):
     Required; changing it replaces the deployment."""
 
     model: str
-    """OpenAI model name, e.g. ``gpt-4.1``, ``gpt-4o``, ``gpt-4o-mini``. Required. gpt-4o and gpt-4.1
-    are reported to be deprecated in late 2026; they are still accepted."""
+    """OpenAI model name, e.g. ``gpt-5.5``, ``gpt-4.1``, ``gpt-4o-mini``. Required. Each version retires on
+    the date in ``components/lifecycle.json`` (gpt-4.1, gpt-4o and gpt-4o-mini on 2027-04-14 in the
+    2026-09-02 schedule); ``aks-gpu plan`` refuses a retired one and recommends ``gpt-5.5``."""
 
     version: str | None = None
     """Model version, e.g. ``2025-04-14``. Defaults from ``MODEL_VERSIONS`` for the models listed
-    there (gpt-4o 2024-11-20, gpt-4.1 2025-04-14, gpt-4o-mini 2024-07-18); required for any other model."""
+    there (gpt-5.5 2026-04-24, gpt-4o 2024-11-20, gpt-4.1 2025-04-14, gpt-4o-mini 2024-07-18); required
+    for any other model."""
 
     sku: TokenSku = "GlobalStandard"
     """Deployment type: one of the pay-per-token types, where ``capacity`` is a tokens-per-minute
@@ -109,7 +115,7 @@ class OpenAIDeploymentArgs(StrictModel):
     @classmethod
     def _check_model(cls, value: str) -> str:
         if not _MODEL_NAME.match(value):
-            raise ValueError("expected an OpenAI model name such as 'gpt-4.1' or 'gpt-4o-mini'")
+            raise ValueError("expected an OpenAI model name such as 'gpt-5.5' or 'gpt-4o-mini'")
         return value
 
     @field_validator("version")

@@ -22,9 +22,10 @@ from typing import Literal
 
 import pulumi
 from pulumi_azure_native import authorization, dashboard
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from ._base import PACKAGE, StrictModel, fail, validate_args
+from .errors import FieldProblem
 from .monitoring import _WORKSPACE_ID, ManagedPrometheus
 from .workload_identity import BUILT_IN_ROLES
 
@@ -65,9 +66,18 @@ class ManagedGrafanaArgs(StrictModel):
     """Whether the workspace endpoint is reachable from the internet (``publicNetworkAccess``). Default True; with
     False it needs a private endpoint, which this component does not create."""
 
+    grant_deployer_admin: bool = True
+    """Give the identity running ``pulumi up`` the Grafana Admin role on the workspace, as ``az grafana create``
+    does for its caller. Default True, so that somebody can sign in and import the dashboard. With False,
+    ``admin_principal_ids`` must name at least one admin."""
+
+    deployer_principal_type: Literal["User", "ServicePrincipal"] = "User"
+    """What the identity running ``pulumi up`` is: ``User`` (a person signed in with ``az login``, the default)
+    or ``ServicePrincipal`` (CI). ARM refuses an assignment whose principal is of another type."""
+
     admin_principal_ids: list[str] = Field(default_factory=list)
-    """Entra ID object IDs (users, groups or service principals) given the Grafana Admin role on the workspace.
-    Default none: nobody can sign in until someone is given a Grafana role."""
+    """Entra ID object IDs (users, groups or service principals) given the Grafana Admin role on the workspace,
+    besides the deployer. Default none."""
 
     viewer_principal_ids: list[str] = Field(default_factory=list)
     """Entra ID object IDs given the Grafana Viewer role on the workspace. Default none."""
@@ -106,6 +116,16 @@ class ManagedGrafanaArgs(StrictModel):
             raise ValueError("the same object ID is listed twice")
         return [v.lower() for v in value]
 
+    @model_validator(mode="after")
+    def _somebody_signs_in(self) -> ManagedGrafanaArgs:
+        if not self.grant_deployer_admin and not self.admin_principal_ids:
+            raise FieldProblem(
+                "admin_principal_ids",
+                [],
+                "with grant_deployer_admin false, name at least one Grafana admin: otherwise nobody can sign in",
+            )
+        return self
+
 
 def principal_id_of(identity: object) -> str | None:
     """The system-assigned identity's principal ID from the workspace's ``identity`` output, or None when not known."""
@@ -130,7 +150,8 @@ def endpoint_of(properties: object) -> str | None:
 class ManagedGrafana(pulumi.ComponentResource):
     """An Azure Managed Grafana workspace (Standard SKU, system-assigned identity) integrated with the Azure
     Monitor workspace of ``ManagedPrometheus``, with Monitoring Data Reader for its identity on that workspace
-    and, optionally, Grafana Admin / Grafana Viewer role assignments for people.
+    Grafana Admin for the identity that deploys it (``grant_deployer_admin``) and, optionally, Grafana Admin /
+    Grafana Viewer role assignments for more people.
 
     The subscription needs the Microsoft.Dashboard resource provider registered.
 
@@ -157,7 +178,7 @@ class ManagedGrafana(pulumi.ComponentResource):
     ):
         """
         :param name: Logical name; children are named ``<name>-grafana``, ``<name>-monitoring-reader``,
-            ``<name>-admin-<object id>`` and ``<name>-viewer-<object id>``.
+            ``<name>-deployer-admin``, ``<name>-admin-<object id>`` and ``<name>-viewer-<object id>``.
         :param args: Settings, a ``ManagedGrafanaArgs`` or a dict of its fields.
         :param prometheus: The ``ManagedPrometheus`` component, or the resource ID of an Azure Monitor workspace
             (``/subscriptions/<id>/resourceGroups/<rg>/providers/Microsoft.Monitor/accounts/<name>``).
@@ -232,6 +253,15 @@ class ManagedGrafana(pulumi.ComponentResource):
             role_definition_id=role_definition(MONITORING_DATA_READER),
             opts=child,
         )
+        if args.grant_deployer_admin:
+            authorization.RoleAssignment(
+                f"{name}-deployer-admin",
+                scope=self.grafana.id,
+                principal_id=client_config.object_id,
+                principal_type=args.deployer_principal_type,
+                role_definition_id=role_definition(GRAFANA_ROLES["Grafana Admin"]),
+                opts=child,
+            )
         for kind, role, principals in (
             ("admin", "Grafana Admin", args.admin_principal_ids),
             ("viewer", "Grafana Viewer", args.viewer_principal_ids),

@@ -126,8 +126,29 @@ def test_outputs_endpoint_account_deployments_and_prices():
 def test_price_table_is_dated_marked_unverified_and_covers_the_default_versions():
     assert PRICES_AS_OF == "2026-11"
     assert "UNVERIFIED" in PRICES_SOURCE and "third-party" in PRICES_SOURCE
-    assert MODEL_PRICES == {"gpt-4o": (2.50, 10.00), "gpt-4.1": (2.00, 8.00), "gpt-4o-mini": (0.15, 0.60)}
-    assert MODEL_VERSIONS == {"gpt-4o": "2024-11-20", "gpt-4.1": "2025-04-14", "gpt-4o-mini": "2024-07-18"}
+    assert MODEL_PRICES == {
+        "gpt-5.5": (5.00, 30.00),
+        "gpt-4o": (2.50, 10.00),
+        "gpt-4.1": (2.00, 8.00),
+        "gpt-4o-mini": (0.15, 0.60),
+    }
+    assert MODEL_VERSIONS == {"gpt-5.5": "2026-04-24", "gpt-4o": "2024-11-20", "gpt-4.1": "2025-04-14", "gpt-4o-mini": "2024-07-18"}
+
+
+def test_default_versions_are_in_the_lifecycle_table_and_the_recommended_one_is_a_default():
+    """Before: the defaults were versions the issue reported retired; now each is dated in the table."""
+    from datetime import date
+
+    from components import lifecycle
+
+    today = date(2026, 12, 1)
+    for model, version in MODEL_VERSIONS.items():
+        row = lifecycle.model_status(model, version, today)
+        assert row is not None, f"{model}@{version} is not in components/lifecycle.json"
+        assert row.state != "retired", f"{model}@{version} is retired on {today}"
+    recommended = lifecycle.recommendations()["frontier_model"]
+    assert MODEL_VERSIONS[recommended["model"]] == recommended["version"]
+    assert lifecycle.model_status("gpt-4.1", "2025-04-14", date(2027, 4, 14)).state == "retired"
 
 
 def test_grant_use_is_openai_user_on_the_account():
@@ -202,4 +223,4 @@ def test_refusal_explains_how_to_supply_prices():
     with pytest.raises(ComponentInputError) as caught:
         run_components(program)
     assert "set prompt_per_1m and completion_per_1m in USD per 1M tokens" in str(caught.value)
-    assert "gpt-4.1, gpt-4o, gpt-4o-mini" in str(caught.value)
+    assert "gpt-4.1, gpt-4o, gpt-4o-mini, gpt-5.5" in str(caught.value)

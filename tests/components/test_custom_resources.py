@@ -1152,7 +1152,7 @@ def test_the_stacks_render_the_expected_custom_resources(stack_objects):
     # The model's own objects, unchanged by the gateway.
     assert model_kinds["dev"] == ["PodMonitor", "ScaledObject", "TriggerAuthentication"]
     assert model_kinds["prod"] == ["PodMonitor", "Workspace"]
-    # The gateway path: every kind once per gateway, backend kinds once per backend (llama-8b and gpt-4.1),
+    # The gateway path: every kind once per gateway, backend kinds once per backend (llama-8b and gpt-5.5),
     # and a TLS policy only for the 443 (Azure OpenAI) backend.
     per_backend = {"Backend": 2, "AIServiceBackend": 2, "BackendSecurityPolicy": 2}
     gateway = {k: kinds["dev"].count(k) for k in GATEWAY_KINDS}
@@ -1319,7 +1319,7 @@ def test_every_ai_service_backend_is_routed_and_secured(stack_objects):
         if o["kind"] == "BackendSecurityPolicy"
         for t in BackendSecurityPolicy.model_validate(o).spec.targetRefs
     }
-    assert routed == backends == secured == {"llama-8b", "aoai-gpt-4-1"}
+    assert routed == backends == secured == {"llama-8b", "aoai-gpt-5-5"}
 
 
 def test_a_gateway_reference_to_a_missing_object_is_caught(stack_objects):

@@ -8,7 +8,7 @@ import re
 import pulumi
 import pytest
 
-from components.grafana import DASHBOARD_PATH, GRAFANA_ROLES, ManagedGrafana, endpoint_of, principal_id_of
+from components.grafana import DASHBOARD_PATH, GRAFANA_ROLES, ManagedGrafana, ManagedGrafanaArgs, endpoint_of, principal_id_of
 from components.monitoring import ManagedPrometheus
 from planner.engine import PlaceholderMocks, RecordingMonitor
 from tests.conftest import REPO, of_type, one, refusal_message, run_components
@@ -271,7 +271,11 @@ def test_workspace_is_integrated_with_the_monitor_workspace():
     _, run = build()
     component = one(run, "aks-gpu:index:ManagedGrafana")
     children = [r for r in run.resources if r.parent == component.urn]
-    assert sorted(r.type for r in children) == ["azure-native:authorization:RoleAssignment", "azure-native:dashboard:Grafana"]
+    assert sorted(r.type for r in children) == [
+        "azure-native:authorization:RoleAssignment",
+        "azure-native:authorization:RoleAssignment",
+        "azure-native:dashboard:Grafana",
+    ]
     grafana = one(run, "dashboard:Grafana").inputs
     assert grafana == {
         "workspaceName": "grafana-test",
@@ -289,7 +293,7 @@ def test_workspace_is_integrated_with_the_monitor_workspace():
 
 def test_grafana_identity_reads_the_monitor_workspace():
     _, run = build()
-    reader = one(run, "authorization:RoleAssignment").inputs
+    reader = one_named(run, "grafana-monitoring-reader")
     assert reader["scope"] == WORKSPACE_ID
     assert reader["principalId"] == "grafana-principal"
     assert reader["principalType"] == "ServicePrincipal"
@@ -325,7 +329,7 @@ def test_managed_prometheus_component_is_accepted():
     workspace = "<computed:prom-workspace.id>"
     integration = one(run, "dashboard:Grafana").inputs["properties"]["grafanaIntegrations"]
     assert integration == {"azureMonitorWorkspaceIntegrations": [{"azureMonitorWorkspaceResourceId": workspace}]}
-    assert one(run, "authorization:RoleAssignment").inputs["scope"] == workspace
+    assert one_named(run, "grafana-monitoring-reader")["scope"] == workspace
     urns = {r.type.rsplit(":", 1)[-1]: r.urn for r in run.resources}
     assert urns["AzureMonitorWorkspace"] in one(run, "dashboard:Grafana").options["dependsOn"]
 
@@ -346,7 +350,12 @@ def test_people_get_grafana_roles_on_the_workspace():
     assert grafana["properties"]["publicNetworkAccess"] == "Disabled"
     assert grafana["tags"] == {"env": "dev"}
     assignments = {r.name: r.inputs for r in of_type(run, "authorization:RoleAssignment")}
-    assert set(assignments) == {"grafana-monitoring-reader", f"grafana-admin-{ADMIN}", f"grafana-viewer-{VIEWER}"}
+    assert set(assignments) == {
+        "grafana-monitoring-reader",
+        "grafana-deployer-admin",
+        f"grafana-admin-{ADMIN}",
+        f"grafana-viewer-{VIEWER}",
+    }
     for name, principal, role in (
         (f"grafana-admin-{ADMIN}", ADMIN, "Grafana Admin"),
         (f"grafana-viewer-{VIEWER}", VIEWER, "Grafana Viewer"),
@@ -362,6 +371,25 @@ def test_people_get_grafana_roles_on_the_workspace():
         "Grafana Admin": "22926164-76b3-42b3-bc55-97df8dab3e41",
         "Grafana Viewer": "60921a7e-fef1-4a43-9b16-a26c52ad4769",
     }
+
+
+def test_the_deployer_can_sign_in_by_default():
+    """Before: no Grafana role for anybody, so nobody could sign in to the new workspace."""
+    _, run = build()
+    deployer = one_named(run, "grafana-deployer-admin")
+    assert deployer["scope"] == "<computed:grafana-grafana.id>"
+    assert deployer["principalId"] == "<computed:objectId>"
+    assert deployer["principalType"] == "User"
+    assert deployer["roleDefinitionId"].endswith(f"/roleDefinitions/{GRAFANA_ROLES['Grafana Admin']}")
+    _, run = build({"workspace_name": "grafana-test", "deployer_principal_type": "ServicePrincipal"})
+    assert one_named(run, "grafana-deployer-admin")["principalType"] == "ServicePrincipal"
+
+
+def test_a_workspace_nobody_can_sign_in_to_is_refused():
+    with pytest.raises(ValueError, match="nobody can sign in"):
+        ManagedGrafanaArgs(workspace_name="grafana-test", grant_deployer_admin=False)
+    args = ManagedGrafanaArgs(workspace_name="grafana-test", grant_deployer_admin=False, admin_principal_ids=[ADMIN])
+    assert args.admin_principal_ids == [ADMIN]
 
 
 def one_named(run, name: str) -> dict:

@@ -124,7 +124,7 @@ def azure_openai_secret_names(objects: list[dict]) -> set[str]:
 def test_the_refresher_fills_exactly_the_secrets_the_azure_openai_policies_read(dev):
     _, objects, _ = dev
     wanted = azure_openai_secret_names(objects)
-    assert wanted == {"aoai-gpt-4-1-entra-token"}
+    assert wanted == {"aoai-gpt-5-5-entra-token"}
     for pod in refresher_pods(objects):
         (container,) = pod["spec"]["containers"]
         env = {e["name"]: e.get("value") for e in container["env"]}
@@ -169,7 +169,7 @@ def test_route_rules_and_router_models_agree(dev):
     run, objects, args = dev
     routes = routed_models(objects)
     router_models = {m.name for m in args.models}
-    assert set(routes) == router_models == {"llama-8b", "gpt-4.1"}
+    assert set(routes) == router_models == {"llama-8b", "gpt-5.5"}
     assert run.outputs["gateway_routes"] == routes
     # The router rewrites `model` to the provider model id; the route must match that too.
     (chart,) = [r for r in of_type(run, "helm.sh/v4:Chart") if r.name.endswith("router-chart")]
@@ -193,12 +193,12 @@ def test_the_chart_receives_the_config_rendered_from_these_args(dev):
     [
         # README: "Summarize this ticket in one sentence: ..." with model "vllm-sr/auto".
         ({"other"}, "Summarize this ticket in one sentence: the printer is jammed again.", "llama-8b"),
-        ({"math"}, "What is the derivative of x^3 sin x?", "gpt-4.1"),
-        ({"law"}, "Is a verbal contract binding here?", "gpt-4.1"),
+        ({"math"}, "What is the derivative of x^3 sin x?", "gpt-5.5"),
+        ({"law"}, "Is a verbal contract binding here?", "gpt-5.5"),
         ({"business"}, "Draft a short status update for the team.", "llama-8b"),
         # router_config.default_decisions: hard keywords outrank easy ones.
-        ({"other"}, "Summarize this proof step by step.", "gpt-4.1"),
-        ({"history"}, "Prove that the treaty was signed in 1648.", "gpt-4.1"),
+        ({"other"}, "Summarize this proof step by step.", "gpt-5.5"),
+        ({"history"}, "Prove that the treaty was signed in 1648.", "gpt-5.5"),
         # Nothing matches: the cheap default.
         (set(), "hello", "llama-8b"),
     ],
