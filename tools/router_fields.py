@@ -1,0 +1,398 @@
+#!/usr/bin/env python3
+"""Generate the vSR config-key table (components/router_fields/v<version>.json) from the router's Go config types.
+
+Reads src/semantic-router/pkg/config at a tag (``git show``; nothing is copied) and writes, per struct reachable from
+CanonicalConfig, the YAML keys the router's collectKnownFields (pkg/config/validate.go) accepts: yaml:"-" skipped,
+untagged fields lower-cased, ",inline"/untagged embedded structs promoted (non-struct ones dropped, as in Go),
+unexported fields counted (reflect lists them). Aliases and non-struct defined types are expanded, so each name left
+in a type expression is a listed struct or a leaf. Whatever it cannot parse is an error (exit 1), never a guess.
+Example: python tools/router_fields.py --repo semantic-router.git --tag v0.3.0 --out components/router_fields/v0.3.0.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+from collections import namedtuple
+from types import SimpleNamespace as Package  # path, dir, name, decls: {name: Decl}, methods: [(receiver, method, where)]
+
+PREDECLARED = {"bool", "string", "byte", "rune", "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16"}
+PREDECLARED |= {"uint32", "uint64", "uintptr", "float32", "float64", "complex64", "complex128", "error", "any"}
+OPS = ["<<=", ">>=", "&^=", "...", "&&", "||", "<-", "++", "--", "==", "!=", "<=", ">=", ":=", "+=", "-=", "*=", "/="]
+OPS += ["%=", "&=", "|=", "^=", "<<", ">>", "&^", *"+-*/%&|^<>=!()[]{},;.:~"]  # longest first, as the regex tries them
+SEMI_AFTER = {"++", "--", ")", "]", "}", "break", "continue", "fallthrough", "return"}  # Go's semicolon insertion
+KEYWORDS = {"break", "continue", "fallthrough", "return", "case", "chan", "const", "default", "defer", "else", "for", "func"}
+KEYWORDS |= {"go", "goto", "if", "import", "interface", "map", "package", "range", "select", "struct", "switch", "type", "var"}
+LEX1 = r"(?P<nl>\n)|(?P<ws>[ \t\r\f]+)|(?P<lc>//[^\n]*)|(?P<bc>/\*.*?\*/)|(?P<raw>`[^`]*`)|(?P<str>\"(?:[^\"\\\n]|\\.)*\")"
+LEX2 = r"(?P<chr>'(?:[^'\\\n]|\\.)+')|(?P<num>\.?\d(?:[eEpP][+-]|[\w.])*)|(?P<id>[^\W\d]\w*)"
+TOKEN_RE = re.compile(f"{LEX1}|{LEX2}|(?P<op>{'|'.join(map(re.escape, OPS))})|(?P<bad>.)", re.S)
+GOOS_FILE = re.compile(r"_(aix|android|darwin|freebsd|illumos|ios|js|linux|netbsd|openbsd|plan9|solaris|windows)(_\w+)?\.go$")
+TAG_PAIR = r'([^\x00- :"\x7f]+):("(?:[^"\\]|\\.)*")'  # key:"value", as reflect.StructTag.Lookup scans them
+UNMARSHALERS = ("UnmarshalYAML", "UnmarshalText")  # yaml.v2 honours both (the second for scalars)
+TYPE_START = {"*", "[", "map", "struct", "func", "interface", "chan", "(", "<-"}
+
+Tok = namedtuple("Tok", "kind val line")  # kind: id, kw, op, str, raw, chr, num, semi, eof
+Field = namedtuple("Field", "names type tag line")  # names is empty for an embedded field
+Decl = namedtuple("Decl", "pkg name type alias generic path line imports")
+
+
+class GoParseError(Exception):
+    pass
+
+
+def struct_tag(tag: str, key: str, where: str) -> str | None:
+    """reflect.StructTag.Lookup, except that a malformed tag is an error rather than a silent miss."""
+    if not re.fullmatch(rf"(?: *{TAG_PAIR})* *", tag):
+        raise GoParseError(f"{where}: malformed struct tag {tag!r}")
+    return next((json.loads(v) for k, v in re.findall(TAG_PAIR, tag) if k == key), None)  # json.loads ~ strconv.Unquote
+
+
+class Parser:
+    """Just enough of Go's grammar for top-level type declarations; function bodies are skipped."""
+
+    def __init__(self, src: str, path: str):
+        self.t, self.i, self.path, line = [], 0, path, 1
+
+        def newline() -> None:  # Go's automatic semicolon insertion
+            if self.t and (self.t[-1].kind in ("id", "str", "raw", "chr", "num") or self.t[-1].val in SEMI_AFTER):
+                self.t.append(Tok("semi", "\n", line))
+
+        for m in TOKEN_RE.finditer(src):
+            kind, text = m.lastgroup, m.group()
+            if kind == "bad":
+                raise GoParseError(f"{path}:{line}: unexpected character {text!r}")
+            if kind == "nl" or (kind == "bc" and "\n" in text):
+                newline()
+            elif kind not in ("ws", "lc", "bc"):
+                self.t.append(Tok("kw" if kind == "id" and text in KEYWORDS else "semi" if text == ";" else kind, text, line))
+            line += text.count("\n")
+        newline()
+
+    def peek(self, k: int = 0) -> Tok:
+        return self.t[self.i + k] if self.i + k < len(self.t) else Tok("eof", "", self.t[-1].line if self.t else 0)
+
+    def fail(self, msg: str) -> GoParseError:
+        return GoParseError(f"{self.path}:{self.peek().line}: {msg} (at {self.peek().val!r})")
+
+    def next(self, want: str | None = None, kind: str | None = None) -> Tok:
+        tok = self.peek()
+        if (want is not None and tok.val != want) or (kind is not None and tok.kind != kind):
+            raise self.fail(f"expected {want or kind}")
+        self.i += 1
+        return tok
+
+    def skip_balanced(self) -> None:
+        pairs, depth = {"(": ")", "[": "]", "{": "}"}, []
+        while True:
+            tok = self.next()
+            if tok.kind == "eof" or (tok.kind == "op" and tok.val in ")]}" and (not depth or depth.pop() != tok.val)):
+                raise self.fail("unbalanced brackets")
+            if tok.kind == "op" and tok.val in pairs:
+                depth.append(pairs[tok.val])
+            if not depth:
+                return
+
+    def type(self) -> tuple:
+        tok = self.next()
+        if tok.val == "*":
+            return ("ptr", self.type())
+        if tok.val == "[":  # []T, or [N]T with N taken verbatim
+            length = []
+            while self.peek().val != "]":
+                if self.peek().kind in ("eof", "semi") or self.peek().val in ("[", "{"):
+                    raise self.fail("unsupported array length")
+                length.append(self.next().val)
+            self.next("]")
+            return ("array", "".join(length), self.type()) if length else ("slice", self.type())
+        if tok.val == "map":
+            key, _ = (self.next("["), self.type())[1], self.next("]")  # map [ K ] V
+            return ("map", key, self.type())
+        if tok.val == "struct":
+            return ("struct", self.struct_body(), tok.line)
+        if tok.val == "interface":
+            empty = self.peek(1).val == "}"
+            self.skip_balanced()
+            return ("leaf", "interface{}" if empty else "interface{...}")
+        if tok.val in ("chan", "<-"):  # chan T, chan<- T, <-chan T
+            if self.peek().val in ("chan", "<-"):
+                self.next()
+            self.type()
+            return ("leaf", "chan")
+        if tok.val == "func":  # the parameters, then an optional result: a type or a parenthesised list
+            self.skip_balanced()
+            if self.peek().val == "(":
+                self.skip_balanced()
+            elif self.peek().kind == "id" or self.peek().val in TYPE_START:
+                self.type()
+            return ("leaf", "func")
+        if tok.val == "(":
+            inner, _ = self.type(), self.next(")")
+            return inner
+        if tok.kind != "id":
+            self.i -= 1
+            raise self.fail("expected a type")
+        qual = tok.val if self.peek().val == "." and self.next() else None
+        tok = self.next(kind="id") if qual else tok
+        if self.peek().val == "[":
+            raise self.fail(f"generic type instantiation {tok.val}[...] is not supported")
+        return ("name", qual, tok.val)
+
+    def struct_body(self) -> list[Field]:
+        self.next("{")
+        fields: list[Field] = []
+        while self.peek().val != "}":
+            line, nxt = self.peek().line, self.peek(1)
+            if self.peek().val == "*" or nxt.val in (".", "}") or nxt.kind in ("semi", "str", "raw"):
+                names = []  # embedded field: [*]T or [*]pkg.T
+            else:
+                names = [self.next(kind="id").val]
+                while self.peek().val == "," and self.next():
+                    names.append(self.next(kind="id").val)
+            typ, tag = self.type(), ""
+            if self.peek().kind in ("str", "raw"):
+                raw = self.next().val
+                tag = raw[1:-1] if raw.startswith("`") else json.loads(raw)
+            if self.peek().val != "}":
+                self.next(kind="semi")
+            fields.append(Field(names, typ, tag, line))
+        self.next("}")
+        return fields
+
+    def type_spec(self, pkg: Package, imports: dict[str, str]) -> Decl:
+        name = self.next(kind="id")
+        generic = self.peek().val == "[" and self.peek(1).val != "]" and self.peek(2).val != "]"  # Name[T any]
+        if generic:
+            self.skip_balanced()
+        alias = self.peek().val == "=" and self.next() is not None
+        return Decl(pkg, name.val, self.type(), alias, generic, self.path, name.line, imports)
+
+    def group(self, item) -> list:
+        """``item`` once, or for each entry of a parenthesised group; each ends a statement."""
+        if self.peek().val != "(":
+            return [item()]
+        self.next()
+        out = []
+        while self.peek().val != ")":
+            out.append(item())
+            if self.peek().val != ")":
+                self.next(kind="semi")
+        self.next(")")
+        return out
+
+    def import_spec(self) -> tuple[str, str]:
+        alias = self.next().val if self.peek().kind == "id" or self.peek().val == "." else None
+        ipath = json.loads(self.next(kind="str").val)
+        parts = ipath.split("/")  # an unaliased import's usual name: last element, minus a /vN or .vN version
+        last = parts[-2] if len(parts) > 1 and re.fullmatch(r"v\d+", parts[-1]) else parts[-1]
+        return alias or re.sub(r"\.v\d+$", "", last), ipath
+
+    def file(self, pkg: Package) -> None:
+        self.next("package")
+        name = self.next(kind="id").val
+        if pkg.name and pkg.name != name:
+            raise self.fail(f"package {name} in a folder of package {pkg.name}")
+        pkg.name, imports = name, {}
+        self.next(kind="semi")
+        while self.peek().val == "import":
+            self.next()
+            imports.update(self.group(self.import_spec))
+            if self.peek().kind == "semi":
+                self.next()
+        while self.peek().kind != "eof":
+            tok = self.next()
+            if tok.val == "type":
+                for d in self.group(lambda: self.type_spec(pkg, imports)):
+                    if pkg.decls.setdefault(d.name, d) is not d:
+                        raise GoParseError(f"{self.path}:{d.line}: type {d.name} declared twice in {pkg.path}")
+            elif tok.val == "func" and self.peek().val == "(":  # a method: note its receiver's type
+                start = self.i
+                self.skip_balanced()
+                recv = [t.val for t in self.t[start : self.i]]
+                recv = [v for v in (recv[: recv.index("[")] if "[" in recv else recv) if re.fullmatch(r"[^\W\d]\w*", v)]
+                if self.peek().kind == "id" and recv:
+                    pkg.methods.append((recv[-1], self.peek().val, f"{self.path}:{self.peek().line}"))
+            elif tok.kind == "op" and tok.val in ("(", "[", "{"):
+                self.i -= 1
+                self.skip_balanced()
+
+
+class Resolver:
+    def __init__(self, repo: str, tag: str, pkg_dir: str):
+        self.repo, self.tag = repo, tag
+        self.pkgs, self.pkg_names = {}, {}  # import path -> Package; package name -> import path
+        self.structs: dict[str, tuple[list[Field], Decl, str]] = {}  # qualified name -> (fields, decl, "path:line")
+        self.touched, self.expanding = set(), set()  # declared types met (for custom_unmarshal); types being expanded
+        parts = pkg_dir.strip("/").split("/")
+        go_mods = ["/".join([*parts[:n], "go.mod"]) for n in range(len(parts) + 1)]
+        found = self.git("ls-tree", "--name-only", tag, "--", *go_mods).split()
+        if not found:
+            raise GoParseError(f"no go.mod at or above {pkg_dir} at {tag}")
+        self.module_dir = max(found, key=len).removesuffix("/go.mod")
+        go_mod = self.git("show", f"{tag}:{self.module_dir}/go.mod")
+        self.module = (re.search(r"^module\s+(\S+)", go_mod, re.M) or [None, None])[1]
+        if not self.module:
+            raise GoParseError(f"{self.module_dir}/go.mod: no module line")
+        replaces = re.findall(r"^\s*(?:replace\s+)?(\S+)(?:\s+\S+)?\s+=>\s+(\.\.?/\S*)\s*$", go_mod, re.M)
+        self.replaces = sorted(replaces, key=lambda r: -len(r[0]))
+
+    def git(self, *args: str) -> str:
+        res = subprocess.run(["git", "-C", self.repo, *args], capture_output=True, text=True)
+        if res.returncode != 0:
+            raise GoParseError(f"git {' '.join(args)} failed: {res.stderr.strip()}")
+        return res.stdout
+
+    def dir_of(self, import_path: str) -> str | None:
+        """The folder of an in-module import path (after local replace directives), else None."""
+        for mod, target in [*self.replaces, (self.module, ".")]:
+            if import_path == mod or import_path.startswith(mod + "/"):
+                rel = re.sub(r"^\./|^\.$", "", target.rstrip("/") + import_path[len(mod) :]).lstrip("/")
+                return None if rel.startswith("../") else f"{self.module_dir}/{rel}".rstrip("/")
+        return None
+
+    def package(self, import_path: str) -> Package:
+        if import_path in self.pkgs:
+            return self.pkgs[import_path]
+        folder = self.dir_of(import_path)  # callers have checked that it is in the module
+        pkg = Package(path=import_path, dir=folder, name="", decls={}, methods=[])
+        names = self.git("ls-tree", "--name-only", f"{self.tag}:{folder}").split()
+        for name in sorted(n for n in names if n.endswith(".go") and not n.endswith("_test.go")):
+            path = f"{folder}/{name}"
+            src = self.git("show", f"{self.tag}:{path}")
+            if GOOS_FILE.search(name) or re.search(r"^//(go:build|\s*\+build)\s", src, re.M):
+                raise GoParseError(f"{path}: has a build constraint; build constraints are not evaluated")
+            try:
+                Parser(src, path).file(pkg)
+            except ValueError as exc:  # a string literal json.loads cannot unquote
+                raise GoParseError(f"{path}: cannot unquote a string literal: {exc}") from None
+        if not pkg.name:
+            raise GoParseError(f"{folder}: no Go files at {self.tag}")
+        if self.pkg_names.setdefault(pkg.name, import_path) != import_path:
+            raise GoParseError(f"package name {pkg.name} used by both {self.pkg_names[pkg.name]} and {import_path}")
+        self.pkgs[import_path] = pkg
+        return pkg
+
+    def lookup(self, decl: Decl, qual: str | None, name: str) -> Decl | None:
+        where = f"{decl.path}:{decl.line}: {decl.name}"
+        if qual is None:
+            if name in decl.pkg.decls or name in PREDECLARED:
+                return decl.pkg.decls.get(name)
+            raise GoParseError(f"{where}: unknown type {name}")
+        ipath = decl.imports.get(qual)
+        if ipath is None:  # an unaliased in-module import whose package name differs from its folder's
+            named = [p for p in decl.imports.values() if self.dir_of(p) and self.package(p).name == qual]
+            ipath = named[0] if len(named) == 1 else None
+        if ipath is None or self.dir_of(ipath) is None:
+            raise GoParseError(f"{where}: {qual}.{name} ({ipath or 'not imported'}) is outside module {self.module}")
+        if name not in self.package(ipath).decls:
+            raise GoParseError(f"{where}: {ipath} has no type {name}")
+        return self.package(ipath).decls[name]
+
+    def named(self, target: Decl) -> str:
+        """The type expression for a reference to a declared type (a struct name, or the expansion of the rest)."""
+        qname, source = f"{target.pkg.name}.{target.name}", f"{target.path}:{target.line}"
+        self.touched.add(qname)
+        if target.generic:
+            raise GoParseError(f"{source}: generic type {target.name} is not supported")
+        if not target.alias and target.type[0] == "struct":
+            return self.register(qname, target.type[1], target, source)
+        if qname in self.expanding:
+            raise GoParseError(f"{source}: recursive non-struct type {target.name}")
+        self.expanding.add(qname)
+        expr = self.expr(target.type, target, target.name + ".elem")
+        self.expanding.discard(qname)
+        if not target.alias and expr in self.structs:  # `type X Y` with Y a struct: X has Y's fields
+            return self.register(qname, self.structs[expr][0], self.structs[expr][1], source)
+        return expr
+
+    def register(self, qname: str, fields: list[Field], decl: Decl, source: str) -> str:
+        if self.structs.setdefault(qname, (fields, decl, source))[0] is not fields:
+            raise GoParseError(f"{source}: two struct types would be named {qname}")
+        return qname
+
+    def expr(self, t: tuple, decl: Decl, ctx: str) -> str:
+        """Type expression text; ``ctx`` names an anonymous struct literal after where it sits."""
+        if t[0] == "name":
+            target = self.lookup(decl, t[1], t[2])
+            return ("interface{}" if t[2] == "any" else t[2]) if target is None else self.named(target)
+        if t[0] in ("ptr", "slice"):
+            return ("*" if t[0] == "ptr" else "[]") + self.expr(t[1], decl, ctx)
+        if t[0] == "array":
+            return f"[{t[1]}]" + self.expr(t[2], decl, ctx)
+        if t[0] == "map":
+            return f"map[{self.expr(t[1], decl, ctx + '.key')}]" + self.expr(t[2], decl, ctx)
+        if t[0] == "struct":
+            return self.register(f"{decl.pkg.name}.{ctx}", t[1], decl, f"{decl.path}:{t[2]}")
+        return t[1]  # leaf
+
+    def known_fields(self, qname: str, stack: tuple[str, ...] = ()) -> tuple[dict[str, str], list[str]]:
+        """collectKnownFields: yaml key -> type expression, plus the structs promoted into it."""
+        if qname in stack:
+            raise GoParseError(f"inline cycle through {qname}")
+        fields, decl, _ = self.structs[qname]
+        ctx = qname.split(".", 1)[1]
+        known: dict[str, str] = {}
+        inlined: list[str] = []
+        for f in fields:
+            tag = struct_tag(f.tag, "yaml", f"{decl.path}:{f.line}") or ""
+            if tag == "-":
+                continue
+            name, _, opts = tag.partition(",")
+            if "inline" in opts or (name == "" and not f.names):  # Go: strings.Contains(opts, "inline") || anonymous
+                inner = self.expr(f.type, decl, f"{ctx}.{(f.names or ['embedded'])[0]}").lstrip("*")
+                if inner in self.structs:  # a non-struct inline/embedded field adds no key, as in Go
+                    sub, sub_inlined = self.known_fields(inner, (*stack, qname))
+                    known.update(sub)
+                    inlined += [inner, *sub_inlined]
+                continue
+            base = f.type[1] if f.type[0] == "ptr" else f.type
+            for fname in f.names or [base[2]]:  # embedded with an explicit yaml name: Go's name is the type's
+                known[name or fname.lower()] = self.expr(f.type, decl, f"{ctx}.{fname}")  # exported or not, as in Go
+        return known, inlined
+
+    def run(self, pkg_dir: str, root: str) -> dict:
+        pkg = self.package(self.module + pkg_dir.strip("/")[len(self.module_dir) :])
+        if root not in pkg.decls:
+            raise GoParseError(f"{pkg_dir} has no type {root}")
+        root_q = self.named(pkg.decls[root])
+        todo, types = [root_q], {}
+        while todo:
+            qname = todo.pop()
+            if qname in types:
+                continue
+            known, inlined = self.known_fields(qname)
+            types[qname] = {"fields": known, "source": self.structs[qname][2]}
+            types[qname].update({"inlined": sorted(set(inlined))} if inlined else {})
+            todo += [n for expr in known.values() for n in re.findall(r"[\w.]+", expr) if n in self.structs]
+        methods = sorted((f"{p.name}.{recv}", meth, src) for p in self.pkgs.values() for recv, meth, src in p.methods)
+        custom = [{"type": t, "method": m, "source": src} for t, m, src in methods if m in UNMARSHALERS and t in self.touched]
+        return {"root": root_q, "types": types, "custom_unmarshal": custom}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repo", required=True, help="semantic-router git work tree or bare mirror")
+    ap.add_argument("--tag", required=True, help="tag or commit to read, e.g. v0.3.0")
+    ap.add_argument("--out", required=True, help="JSON file to write")
+    ap.add_argument("--package", default="src/semantic-router/pkg/config", help="folder of the root type's package")
+    ap.add_argument("--root", default="CanonicalConfig", help="root struct type (default: %(default)s)")
+    args = ap.parse_args(argv)
+    try:
+        res = Resolver(args.repo, args.tag, args.package)
+        sha = res.git("rev-parse", f"{args.tag}^{{commit}}").strip()
+        out = res.run(args.package, args.root)
+    except GoParseError as exc:
+        print(f"router_fields: error: {exc}", file=sys.stderr)
+        return 1
+    source = f"vllm-project/semantic-router@{args.tag} (commit {sha}): {args.package.strip('/')}"
+    doc = {"source": source, "generated_by": "tools/router_fields.py", **out}
+    with open(args.out, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    print(f"router_fields: {len(out['types'])} struct types from {out['root']} -> {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
