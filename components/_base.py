@@ -66,6 +66,15 @@ class Children:
         return pulumi.ResourceOptions(parent=self.parent, provider=self.provider, depends_on=depends or None, **extra)
 
 
+RESTRICTED = {"pod-security.kubernetes.io/enforce": "restricted"}
+"""Namespace labels that make the API server refuse any pod the restricted Pod Security profile refuses."""
+
+
+def restricted_namespace(namespace: str) -> dict[str, Any]:
+    """Namespace metadata enforcing the restricted Pod Security profile."""
+    return {"name": namespace, "labels": dict(RESTRICTED)}
+
+
 def node_agent_namespace(resource_name: str, namespace: str, opts: pulumi.ResourceOptions, why: str) -> Any:
     """A namespace for node agents that need host access: Pod Security ``privileged``, warning at baseline.
 

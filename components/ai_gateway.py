@@ -26,8 +26,11 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pydantic import Field, field_validator, model_validator
 
-from ._base import PACKAGE, Children, StrictModel, fail, restricted_container, validate_args
+from ._base import PACKAGE, Children, StrictModel, fail, restricted_container, restricted_namespace, validate_args
 from .errors import FieldProblem
+from .images import REGISTRY, relocate
+from .kaito_workspace import POD_PORT as KAITO_POD_PORT
+from .kaito_workspace import SERVICE_PORT as KAITO_SERVICE_PORT
 from .vllm_service import INSTANCE_LABEL, PORT
 
 EG_CHART = "oci://docker.io/envoyproxy/gateway-helm"
@@ -50,6 +53,33 @@ REDIS_UID = 999
 """The ``redis`` user of the official alpine image."""
 AZURE_API_VERSION = "2025-01-01-preview"
 """Azure OpenAI ``api-version`` used when a backend gives none."""
+EG_IMAGE = "docker.io/envoyproxy/gateway:{version}"
+"""The controller, its certgen Job and the proxies' shutdown manager (gateway-helm values.tmpl.yaml)."""
+ENVOY_IMAGE = "docker.io/envoyproxy/envoy:distroless-v1.38.3"
+"""The data-plane image Envoy Gateway v1.8.2 runs when nothing overrides it
+(envoyproxy/gateway@v1.8.2:api/v1alpha1/shared_types.go DefaultEnvoyProxyImage); pinned here so the
+EnvoyProxy names it and a private registry can serve it."""
+RATELIMIT_IMAGE = "docker.io/envoyproxy/ratelimit:1e50889b"
+"""gateway-helm v1.8.2's rate-limit service image (values.tmpl.yaml ``global.images.ratelimit.image``)."""
+AIGW_CONTROLLER_IMAGE = "docker.io/envoyproxy/ai-gateway-controller"
+AIGW_EXTPROC_IMAGE = "docker.io/envoyproxy/ai-gateway-extproc"
+"""ai-gateway-helm v1.1.0 ``controller.image.repository`` and ``extProc.image.repository`` (values.yaml);
+the controller injects the extproc image as a sidecar into every Envoy proxy pod."""
+FILTER_ORDER = [
+    # Rate limiting before every ext_proc: a client over budget is refused before the router reads
+    # its prompt (Envoy Gateway puts ratelimit at 303, ext_proc at 100+i: internal/xds/translator/httpfilters.go).
+    {"name": "envoy.filters.http.ratelimit", "before": "envoy.filters.http.ext_proc"},
+    # The buffer filter after the router's ext_proc: AI Gateway inserts its own ext_proc right after the
+    # last buffer filter when one sits at or after its insertion point, else before the first ext_proc
+    # (envoyproxy/ai-gateway@v1.1.0:internal/extensionserver/post_translate_modify.go insertAIGatewayExtProcFilter),
+    # so this order makes the semantic router run before the AI Gateway reads the (rewritten) model.
+    {"name": "envoy.filters.http.buffer", "after": "envoy.filters.http.ext_proc"},
+]
+"""EnvoyProxy ``spec.filterOrder``: authentication, rate limit, semantic router, buffer, AI Gateway, router."""
+AIGW_ADMIN_PORT = "aigw-admin"
+"""The extproc sidecar's one named port (1064): /metrics and /health (internal/controller/extproc_builder.go)."""
+ENTRA_CLIENT_CLAIM = "oid"
+"""The Entra token claim that names the caller (user or service principal object ID); budgets count per value."""
 INTERNAL_LB = "service.beta.kubernetes.io/azure-load-balancer-internal"
 LB_IPV4 = "service.beta.kubernetes.io/azure-load-balancer-ipv4"
 
@@ -71,13 +101,15 @@ class GatewayBackend:
     ``name`` names the backend's objects (a DNS label, unique per gateway); ``model`` is what clients
     pass as ``model`` (unique per gateway). ``kind`` ``self-hosted``: ``hostname`` is the vLLM Service's
     in-cluster name ``<svc>.<ns>.svc.cluster.local``, ``api_key_secret`` the vLLM key, and ``pod_selector``
-    the labels of its pods (NetworkPolicy). ``kind`` ``azure-openai``: ``hostname`` is
-    ``<account>.openai.azure.com`` on 443, reached with a short-lived Entra token (see ``AiGateway``).
+    the labels of its pods (NetworkPolicy). ``kind`` ``kaito``: a KAITO workspace's Service (port 80 to the
+    pods' 5000); KAITO's vLLM takes no API key, so the NetworkPolicy that admits only the gateway is its
+    only guard. ``kind`` ``azure-openai``: ``hostname`` is ``<account>.openai.azure.com`` on 443, reached
+    with a short-lived Entra token (see ``AiGateway``).
     """
 
     name: str
     model: str
-    kind: Literal["self-hosted", "azure-openai"]
+    kind: Literal["self-hosted", "kaito", "azure-openai"]
     hostname: str
     port: int | None = None
     """Default: 8000 (vLLM) for self-hosted, 443 for Azure OpenAI. 443 means TLS, verified against the system CAs."""
@@ -88,7 +120,9 @@ class GatewayBackend:
     api_key_secret: pulumi.Input[str] | None = None
     """The vLLM API key (a Pulumi secret) for self-hosted; must be None for azure-openai."""
     pod_selector: Mapping[str, str] | None = field(default=None)
-    """Labels of the serving pods, for self-hosted. Required there: ingress to them is limited to the gateway."""
+    """Labels of the serving pods, for self-hosted and kaito. Required there: ingress to them is limited to the gateway."""
+    pod_port: int | None = None
+    """The pods' port behind the Service port, for the NetworkPolicy. Default: ``port``."""
 
     @classmethod
     def from_vllm(cls, service, namespace: str, model: str, api_key: pulumi.Input[str], name: str | None = None):
@@ -103,13 +137,33 @@ class GatewayBackend:
             pod_selector={INSTANCE_LABEL: service.service_name},
         )
 
+    @classmethod
+    def from_kaito(cls, workspace, name: str | None = None):
+        """A backend for a ``KaitoWorkspace``: its preset name is the model clients send
+        (KAITO passes ``--served-model-name=<preset>``: kaito@v0.6.0 pkg/model/interface.go:266-268)."""
+        return cls(
+            name=name or f"kaito-{workspace.service_name}",
+            model=workspace.served_model_name,
+            kind="kaito",
+            hostname=f"{workspace.service_name}.{workspace.namespace}.svc.cluster.local",
+            port=KAITO_SERVICE_PORT,
+            pod_port=KAITO_POD_PORT,
+            pod_selector=dict(workspace.pod_labels),
+        )
+
+    @property
+    def in_cluster(self) -> bool:
+        return self.kind != "azure-openai"
+
     @property
     def effective_port(self) -> int:
-        return self.port or (PORT if self.kind == "self-hosted" else 443)
+        if self.port:
+            return self.port
+        return {"self-hosted": PORT, "kaito": KAITO_SERVICE_PORT}.get(self.kind, 443)
 
     @property
     def effective_schema(self) -> str:
-        return self.schema or ("OpenAI" if self.kind == "self-hosted" else "AzureOpenAI")
+        return self.schema or ("OpenAI" if self.in_cluster else "AzureOpenAI")
 
     @property
     def namespace(self) -> str | None:
@@ -118,9 +172,9 @@ class GatewayBackend:
         return found["ns"] if found else None
 
     @property
-    def secret_name(self) -> str:
-        """The Secret (key ``apiKey``) the BackendSecurityPolicy reads."""
-        return f"{self.name}-api-key" if self.kind == "self-hosted" else f"{self.name}-entra-token"
+    def secret_name(self) -> str | None:
+        """The Secret (key ``apiKey``) the BackendSecurityPolicy reads; None for KAITO, which takes no key."""
+        return {"self-hosted": f"{self.name}-api-key", "azure-openai": f"{self.name}-entra-token"}.get(self.kind)
 
 
 class TracingEndpoint(StrictModel):
@@ -170,12 +224,16 @@ class AiGatewayArgs(StrictModel):
     """A fixed IPv4 address for the load balancer (from the node subnet when internal). Default None:
     Azure picks one, read it with ``address_command``; with it, ``endpoint`` is known at preview."""
 
-    client_ids: list[str]
-    """Names of the clients allowed in, one API key each (``client_keys``). Required, at least one:
-    the gateway never serves anonymous requests."""
+    client_ids: list[str] = Field(default_factory=list)
+    """Names of the clients allowed in, one API key each (``client_keys``). Required, at least one, unless
+    ``entra_tenant_id`` is set: the gateway never serves anonymous requests."""
 
     entra_tenant_id: str | None = Field(None, pattern=r"^[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$")
-    """Also accept Entra ID tokens (JWT) from this tenant. Default None (API keys only)."""
+    """Authenticate callers with Entra ID tokens (JWT) from this tenant instead of API keys. Default None
+    (API keys). Not both: Envoy Gateway v1.8.2 runs ``apiKeyAuth`` and ``jwt`` as two filters that must
+    each pass, on the same ``Authorization`` header, and has no optional API key
+    (api/v1alpha1/api_key_auth_types.go, jwt_types.go), so a stack with both would refuse every call.
+    Budgets then count per token ``oid`` claim (the calling user or service principal)."""
 
     entra_audience: str | None = None
     """Audience the Entra tokens must carry (the app registration's client id or ``api://`` URI). Required
@@ -185,8 +243,20 @@ class AiGatewayArgs(StrictModel):
     """Tokens (input + output, as the model reports them) each client may use per hour. Default 1,000,000."""
 
     buffer_limit: str = Field("50Mi", pattern=r"^\d+(Ki|Mi)$")
-    """Per-connection buffer: AIGW reads whole request bodies; Envoy Gateway's 32 KiB default rejects
-    long prompts. Default ``50Mi``."""
+    """Per-connection buffer and request buffer: the router and AIGW read whole request bodies; Envoy
+    Gateway's 32 KiB default rejects long prompts. Default ``50Mi``."""
+
+    request_timeout: str = Field("600s", pattern=r"^[1-9]\d{0,4}s$")
+    """How long one call may take, the whole streamed response included (AIGatewayRoute
+    ``rules[].timeouts.request``). Default ``600s``: AI Gateway's own default is 60 s
+    (api/v1beta1/ai_gateway_route_helper.go), which cuts long generations off mid-stream."""
+
+    image_registry: str | None = None
+    """Pull every image of the gateway path (Envoy Gateway, Envoy, rate limit, AI Gateway controller and
+    extproc, Redis, the router, the trace collector and the token refresher) from this registry, e.g.
+    ``myacr.azurecr.io``, keeping each image's repository path and tag (``az acr import --source
+    docker.io/envoyproxy/gateway:v1.8.2 --image envoyproxy/gateway:v1.8.2``). Default None: the public
+    registries. ``aks-gpu plan`` lists every image and where it comes from."""
 
     tracing_endpoint: TracingEndpoint | None = None
     """Send OpenTelemetry traces to this collector. Default None (no tracing)."""
@@ -204,11 +274,16 @@ class AiGatewayArgs(StrictModel):
             raise ValueError("pin the Redis image to a version tag or digest")
         return image
 
+    @field_validator("image_registry")
+    @classmethod
+    def _registry(cls, value: str | None) -> str | None:
+        if value is not None and not REGISTRY.match(value):
+            raise ValueError("a registry host such as 'myacr.azurecr.io', without scheme or path")
+        return value
+
     @field_validator("client_ids")
     @classmethod
     def _clients(cls, ids: list[str]) -> list[str]:
-        if not ids:
-            raise ValueError("give at least one client: the gateway refuses to serve anonymous requests")
         for client in ids:
             if not _LABEL_VALUE.match(client) or not client:
                 raise ValueError(
@@ -233,7 +308,22 @@ class AiGatewayArgs(StrictModel):
             raise FieldProblem(
                 "entra_audience", self.entra_audience, "Entra ID tokens need both entra_tenant_id and entra_audience"
             )
+        if self.entra_tenant_id is None and not self.client_ids:
+            raise FieldProblem(
+                "client_ids", [], "give at least one client (or entra_tenant_id): the gateway refuses anonymous requests"
+            )
+        if self.entra_tenant_id is not None and self.client_ids:
+            raise FieldProblem(
+                "client_ids",
+                self.client_ids,
+                "with entra_tenant_id the gateway takes Entra tokens instead of API keys; drop client_ids "
+                "(Envoy Gateway would require both on the same Authorization header and refuse every call)",
+            )
         return self
+
+    @property
+    def auth(self) -> Literal["api-key", "entra"]:
+        return "entra" if self.entra_tenant_id else "api-key"
 
 
 class AiGateway(pulumi.ComponentResource):
@@ -282,7 +372,7 @@ class AiGateway(pulumi.ComponentResource):
         child = Children(self, opts, provider).opts()
         ns = args.namespace
 
-        gateway_namespace = k8s.core.v1.Namespace(f"{name}-ns-gateway", metadata={"name": ns}, opts=child)
+        gateway_namespace = k8s.core.v1.Namespace(f"{name}-ns-gateway", metadata=restricted_namespace(ns), opts=child)
         controllers = self._controllers(name, args, child) if args.install_controllers else []
         # Gateway API, Envoy Gateway and AI Gateway kinds exist only once the charts' CRDs are applied.
         after = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[gateway_namespace, *controllers]))
@@ -316,21 +406,18 @@ class AiGateway(pulumi.ComponentResource):
             gw,
             {"targetRefs": [gateway_ref], "connection": {"bufferLimit": args.buffer_limit}},
         )
-        keys = k8s.core.v1.Secret(
-            f"{name}-client-keys",
-            metadata={"name": f"{gw}-client-keys", "namespace": ns},
-            type="Opaque",
-            string_data={client: pulumi.Output.secret(client_keys[client]) for client in args.client_ids},
-            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[gateway_namespace])),
-        )
-        custom(
-            "security",
-            "gateway.envoyproxy.io/v1alpha1",
-            "SecurityPolicy",
-            gw,
-            self.security_spec(args),
-            needs=[keys],
-        )
+        needs = []
+        if args.auth == "api-key":
+            needs.append(
+                k8s.core.v1.Secret(
+                    f"{name}-client-keys",
+                    metadata={"name": f"{gw}-client-keys", "namespace": ns},
+                    type="Opaque",
+                    string_data={client: pulumi.Output.secret(client_keys[client]) for client in args.client_ids},
+                    opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[gateway_namespace])),
+                )
+            )
+        custom("security", "gateway.envoyproxy.io/v1alpha1", "SecurityPolicy", gw, self.security_spec(args), needs=needs)
         custom(
             "token-limits",
             "gateway.envoyproxy.io/v1alpha1",
@@ -381,8 +468,8 @@ class AiGateway(pulumi.ComponentResource):
                 fail("AiGateway", name, f"{where}.hostname", b.hostname, "a DNS name without scheme, port or path")
             if not 1 <= b.effective_port <= 65535:
                 fail("AiGateway", name, f"{where}.port", b.port, "a TCP port (1-65535)")
-            if b.kind == "self-hosted":
-                if b.api_key_secret is None:
+            if b.in_cluster:
+                if b.kind == "self-hosted" and b.api_key_secret is None:
                     fail(
                         "AiGateway",
                         name,
@@ -396,7 +483,7 @@ class AiGateway(pulumi.ComponentResource):
                         name,
                         f"{where}.hostname",
                         b.hostname,
-                        "self-hosted backends are <service>.<namespace>.svc.cluster.local",
+                        "in-cluster backends are <service>.<namespace>.svc.cluster.local",
                     )
                 if not b.pod_selector:
                     fail(
@@ -406,6 +493,8 @@ class AiGateway(pulumi.ComponentResource):
                         b.pod_selector,
                         "give the serving pods' labels: ingress to them is limited to the gateway",
                     )
+                if b.kind == "kaito" and b.api_key_secret is not None:
+                    fail("AiGateway", name, f"{where}.api_key_secret", "set", "KAITO's inference server takes no API key")
             else:
                 if b.api_key_secret is not None:
                     fail(
@@ -427,12 +516,21 @@ class AiGateway(pulumi.ComponentResource):
     # ---- specs (pure, so tests can read them) -------------------------------------------------
 
     @staticmethod
-    def eg_values() -> dict:
-        """Envoy Gateway chart values: the AI Gateway extension and the Redis rate-limit backend."""
+    def eg_values(args: AiGatewayArgs | None = None) -> dict:
+        """Envoy Gateway chart values: the AI Gateway extension, the Redis rate-limit backend and pinned images."""
+        registry = args.image_registry if args else None
+        version = args.eg_version if args else "v1.8.2"
         # The chart renders config.envoyGateway as the EnvoyGateway config, merged over its defaults
         # (envoyproxy/gateway charts/gateway-helm/values.tmpl.yaml); rateLimit.backend is EnvoyGatewaySpec's.
         include_all = {"includeAll": True}
         return {
+            "global": {
+                "images": {
+                    "envoyGateway": {"image": relocate(EG_IMAGE.format(version=version), registry)},
+                    "ratelimit": {"image": relocate(RATELIMIT_IMAGE, registry)},
+                    "envoyProxy": {"image": relocate(ENVOY_IMAGE, registry)},
+                }
+            },
             "config": {
                 "envoyGateway": {
                     "extensionApis": {"enableEnvoyPatchPolicy": True, "enableBackend": True},
@@ -451,7 +549,19 @@ class AiGateway(pulumi.ComponentResource):
                         "backend": {"type": "Redis", "redis": {"url": f"redis.{EG_NAMESPACE}.svc.cluster.local:{REDIS_PORT}"}}
                     },
                 }
-            }
+            },
+        }
+
+    @staticmethod
+    def aigw_values(args: AiGatewayArgs) -> dict:
+        """AI Gateway chart values: pinned images (also for the extproc sidecar it injects) and requests."""
+        return {
+            "controller": {
+                "image": {"repository": relocate(AIGW_CONTROLLER_IMAGE, args.image_registry), "tag": args.aigw_version},
+                # The chart sets none ({}); the scheduler then packs it anywhere and evicts it first.
+                "resources": {"requests": {"cpu": "100m", "memory": "256Mi"}, "limits": {"memory": "1Gi"}},
+            },
+            "extProc": {"image": {"repository": relocate(AIGW_EXTPROC_IMAGE, args.image_registry), "tag": args.aigw_version}},
         }
 
     @staticmethod
@@ -461,7 +571,16 @@ class AiGateway(pulumi.ComponentResource):
             annotations[INTERNAL_LB] = "true"
         if args.load_balancer_ip:
             annotations[LB_IPV4] = args.load_balancer_ip
-        spec: dict = {"provider": {"type": "Kubernetes", "kubernetes": {"envoyService": {"annotations": annotations}}}}
+        spec: dict = {
+            "provider": {
+                "type": "Kubernetes",
+                "kubernetes": {
+                    "envoyService": {"annotations": annotations},
+                    "envoyDeployment": {"container": {"image": relocate(ENVOY_IMAGE, args.image_registry)}},
+                },
+            },
+            "filterOrder": [dict(position) for position in FILTER_ORDER],
+        }
         if args.tracing_endpoint:
             t = args.tracing_endpoint
             # ProxyTracing: samplingRate 0-100, provider OpenTelemetry with one Service backendRef
@@ -479,33 +598,40 @@ class AiGateway(pulumi.ComponentResource):
 
     @staticmethod
     def security_spec(args: AiGatewayArgs) -> dict:
-        spec: dict = {
-            "targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": args.gateway_name}],
-            "apiKeyAuth": {
+        """API keys, or Entra tokens: one of the two, never both (see ``AiGatewayArgs.entra_tenant_id``)."""
+        spec: dict = {"targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": args.gateway_name}]}
+        if args.auth == "api-key":
+            spec["apiKeyAuth"] = {
                 "credentialRefs": [{"name": f"{args.gateway_name}-client-keys"}],
                 # Envoy strips "Bearer ", so the openai client's Authorization header carries the key.
                 "extractFrom": [{"headers": ["authorization"]}],
+                # Overwrites any client-sent value, so budgets cannot be charged to someone else.
                 "forwardClientIDHeader": CLIENT_ID_HEADER,
-            },
-        }
-        if args.entra_tenant_id:
-            base = f"https://login.microsoftonline.com/{args.entra_tenant_id}"
-            spec["jwt"] = {
-                "providers": [
-                    {
-                        "name": "entra",
-                        "issuer": f"{base}/v2.0",
-                        "audiences": [args.entra_audience],
-                        "remoteJWKS": {"uri": f"{base}/discovery/v2.0/keys"},
-                    }
-                ]
+                # The key goes no further than the gateway: not to the router, vLLM or Azure OpenAI.
+                "sanitize": True,
             }
+            return spec
+        base = f"https://login.microsoftonline.com/{args.entra_tenant_id}"
+        spec["jwt"] = {
+            "providers": [
+                {
+                    "name": "entra",
+                    "issuer": f"{base}/v2.0",
+                    "audiences": [args.entra_audience],
+                    "remoteJWKS": {"uri": f"{base}/discovery/v2.0/keys"},
+                    # The caller's object ID is the budget key, as the API key's client id is otherwise.
+                    "claimToHeaders": [{"claim": ENTRA_CLIENT_CLAIM, "header": CLIENT_ID_HEADER}],
+                }
+            ]
+        }
         return spec
 
     @staticmethod
     def traffic_spec(args: AiGatewayArgs) -> dict:
         return {
             "targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": args.gateway_name}],
+            # Adds the buffer filter that FILTER_ORDER places between the router and AI Gateway.
+            "requestBuffer": {"limit": args.buffer_limit},
             "rateLimit": {
                 "type": "Global",
                 "global": {
@@ -513,6 +639,10 @@ class AiGateway(pulumi.ComponentResource):
                         {
                             "clientSelectors": [{"headers": [{"name": CLIENT_ID_HEADER, "type": "Distinct"}]}],
                             "limit": {"requests": args.token_limit_per_hour, "unit": "Hour"},
+                            # One bucket per client across every model route; without it Envoy Gateway
+                            # keeps one per route, so each model would get the whole budget again
+                            # (api/v1alpha1/ratelimit_types.go: "Shared ... Default: false").
+                            "shared": True,
                             # Requests cost nothing on the way in; the response charges the tokens AIGW counted.
                             "cost": {
                                 "request": {"from": "Number", "number": 0},
@@ -535,6 +665,7 @@ class AiGateway(pulumi.ComponentResource):
                 {
                     "matches": [{"headers": [{"type": "Exact", "name": MODEL_HEADER, "value": b.model}]}],
                     "backendRefs": [{"name": b.name}],
+                    "timeouts": {"request": args.request_timeout},
                 }
                 for b in backends
             ],
@@ -561,11 +692,12 @@ class AiGateway(pulumi.ComponentResource):
             "schema": schema,
             "backendRef": {"name": b.name, "kind": "Backend", "group": "gateway.envoyproxy.io"},
         }
-        specs["BackendSecurityPolicy"] = {
-            "targetRefs": [{"group": "aigateway.envoyproxy.io", "kind": "AIServiceBackend", "name": b.name}],
-            "type": "APIKey",
-            "apiKey": {"secretRef": {"name": b.secret_name}},
-        }
+        if b.secret_name:
+            specs["BackendSecurityPolicy"] = {
+                "targetRefs": [{"group": "aigateway.envoyproxy.io", "kind": "AIServiceBackend", "name": b.name}],
+                "type": "APIKey",
+                "apiKey": {"secretRef": {"name": b.secret_name}},
+            }
         return specs
 
     # ---- children -------------------------------------------------------------------------------
@@ -596,9 +728,9 @@ class AiGateway(pulumi.ComponentResource):
         """(model namespace, pod selector) -> ports, for the self-hosted backends."""
         targets: dict[tuple[str, tuple], set[int]] = {}
         for b in backends:
-            if b.kind == "self-hosted":
+            if b.in_cluster:
                 key = (b.namespace, tuple(sorted(b.pod_selector.items())))
-                targets.setdefault(key, set()).add(b.effective_port)
+                targets.setdefault(key, set()).add(b.pod_port or b.effective_port)
         return targets
 
     @staticmethod
@@ -629,7 +761,7 @@ class AiGateway(pulumi.ComponentResource):
     def _controllers(self, name: str, args: AiGatewayArgs, child: pulumi.ResourceOptions) -> list[pulumi.Resource]:
         """Envoy Gateway (with the rate-limit Redis), the AI Gateway CRDs and its controller, from pinned charts."""
         namespaces = {
-            key: k8s.core.v1.Namespace(f"{name}-ns-{key}", metadata={"name": value}, opts=child)
+            key: k8s.core.v1.Namespace(f"{name}-ns-{key}", metadata=restricted_namespace(value), opts=child)
             for key, value in (("eg", EG_NAMESPACE), ("aigw", AIGW_NAMESPACE))
         }
         redis = self._redis(
@@ -643,7 +775,7 @@ class AiGateway(pulumi.ComponentResource):
             chart=EG_CHART,
             version=args.eg_version,
             namespace=EG_NAMESPACE,
-            values=self.eg_values(),
+            values=self.eg_values(args),
             opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[namespaces["eg"], *redis])),
         )
         crds = k8s.helm.v4.Chart(
@@ -658,6 +790,7 @@ class AiGateway(pulumi.ComponentResource):
             chart=AIGW_CHART,
             version=args.aigw_version,
             namespace=AIGW_NAMESPACE,
+            values=self.aigw_values(args),
             opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[namespaces["aigw"], crds, eg])),
         )
         return [eg, crds, controller]
@@ -687,7 +820,7 @@ class AiGateway(pulumi.ComponentResource):
                         "containers": [
                             {
                                 "name": "redis",
-                                "image": args.redis_image,
+                                "image": relocate(args.redis_image, args.image_registry),
                                 # Counters only: no snapshots, no append-only file.
                                 "args": ["--save", "", "--appendonly", "no"],
                                 "ports": [{"name": "redis", "containerPort": REDIS_PORT}],

@@ -43,6 +43,11 @@ webhook refuses such a workspace without ``presetOptions.modelAccessSecret``."""
 
 SERVICE_PORT = 80
 """KAITO's Service maps port 80 ("http") to the inference server's port 5000 (``GenerateServiceManifest``)."""
+POD_PORT = 5000
+"""The inference server's port in the pod (kaito@v0.6.0 pkg/workspace/inference/preset_inferences.go:45-52)."""
+WORKSPACE_LABEL = "kaito.sh/workspace"
+"""The one label KAITO puts on a workspace's inference pods, also its Service selector
+(kaito@v0.6.0 pkg/workspace/manifests/manifests.go:61-63, 203-205)."""
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -195,6 +200,10 @@ class KaitoWorkspace(pulumi.ComponentResource):
     """
 
     service_name: str
+    namespace: str
+    served_model_name: str
+    """The ``model`` clients send: KAITO serves a preset under its preset name."""
+    pod_labels: dict[str, str]
     endpoint: str
     workspace: pulumi.CustomResource
 
@@ -238,5 +247,12 @@ class KaitoWorkspace(pulumi.ComponentResource):
             ),
         )
         self.service_name = args.name
+        self.namespace = args.namespace
+        # KAITO runs vLLM with --served-model-name=<preset> (kaito@v0.6.0 pkg/model/interface.go:266-268).
+        self.served_model_name = args.preset
+        self.preset = args.preset
+        self.instance_type = args.instance_type
+        self.count = args.count
+        self.pod_labels = {WORKSPACE_LABEL: args.name}
         self.endpoint = f"http://{args.name}.{args.namespace}.svc.cluster.local:{SERVICE_PORT}/v1"
         self.register_outputs({"service_name": self.service_name, "endpoint": self.endpoint})

@@ -11,7 +11,7 @@ Sources for the config shape (vllm-project/semantic-router):
   (``default_model``, ``reasoning_families``, ``default_reasoning_effort``), ``providers.models[].backend_refs[]``
   (``name``, ``endpoint: host:port``, ``protocol: http``, ``weight``), ``routing.modelCards``,
   ``routing.signals.domains[]`` (``name``, ``description``, ``mmlu_categories``), ``routing.decisions[]``
-  (``priority``, ``rules.operator``/``conditions[]``, ``modelRefs[]``), ``global.stores.response_cache``,
+  (``priority``, ``rules.operator``/``conditions[]``, ``modelRefs[]``), ``global.stores.semantic_cache``,
   ``global.services.observability.tracing``. (That file at ``main`` also documents ``configOverride``; chart 0.3.0 has
   no such value: its ``templates/configmap.yaml`` reads ``.Values.config`` only.)
 * ``deploy/kubernetes/ai-gateway/semantic-router-values/values.yaml`` @07938626 — ``routing.signals.keywords[]``
@@ -31,7 +31,9 @@ or a word-boundary match.
 
 Feed :func:`render` output to chart 0.3.0 as ``config``. Helm deep-merges it with the sample config in the chart's
 values.yaml (maps merge, lists replace), so sample keys that this config does not set survive into the router's
-config; the offline validation of the merged result against the router's own config types is still to do.
+config. ``aks-gpu plan`` validates the merged result against the router's Go config types at v0.3.0
+(``components/router_fields``), and the tests also run the router's own Python validator (``vllm-sr`` 0.3.0, the
+same code as the tag's ``src/vllm-sr``).
 """
 
 from __future__ import annotations
@@ -43,12 +45,34 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 VSR_VERSION = "0.3.0"
-VSR_IMAGE = f"ghcr.io/vllm-project/semantic-router/extproc:v{VSR_VERSION}"
+VSR_IMAGE_REPOSITORY = "ghcr.io/vllm-project/semantic-router/extproc"
+"""The chart's ``image.repository``; its default tag is the chart's appVersion, ``latest`` at v0.3.0, so the tag is pinned."""
 VSR_CHART = "oci://ghcr.io/vllm-project/charts/semantic-router"
 VSR_CHART_VERSION = VSR_VERSION
 VSR_EXTPROC_PORT = 50051
 VSR_API_PORT = 8080
 CONFIG_FORMAT = "v0.3"
+
+AUTO_MODEL_NAMES: dict[str, tuple[str, ...]] = {
+    # IsAutoModelName: "auto" or global.router.auto_model_name, whose default is "MoM"; exact match
+    # (vllm-project/semantic-router@v0.3.0:src/semantic-router/pkg/config/helper.go:75-89,
+    # canonical_global.go:24). Any other model (e.g. "vllm-sr/auto") passes through unrouted.
+    "0.3.0": ("MoM", "auto"),
+}
+"""The request ``model`` values that make each router version choose the model."""
+
+
+def auto_model_names(version: str = VSR_VERSION) -> tuple[str, ...]:
+    """The model names that trigger routing in router ``version``; the first is the documented one."""
+    return AUTO_MODEL_NAMES[version]
+
+
+EMBEDDING_MODEL = "mmbert-embed-32k-2d-matryoshka"
+DOMAIN_MODEL = "mmbert32k-intent-classifier-merged"
+JAILBREAK_MODEL = "mmbert32k-jailbreak-detector-merged"
+PII_MODEL = "mmbert32k-pii-detector-merged"
+"""Local model directories of router 0.3.0 under ``/app/models`` (canonical_defaults.go:180-302); the
+embedding model always loads, the classifiers only when a decision uses their signal (feature_gates.go)."""
 
 # The 14 MMLU-Pro categories the vSR domain classifier emits (same list as the ai-gateway values' domains).
 MMLU_CATEGORIES: frozenset[str] = frozenset(
@@ -301,6 +325,18 @@ class RouterConfigArgs(BaseModel):
         return self
 
 
+def required_models(args: RouterConfigArgs) -> list[str]:
+    """The model directories router 0.3.0 loads for this config (so the volume must hold them)."""
+    models = [EMBEDDING_MODEL]
+    if any(d.categories for d in args.decisions):
+        models.append(DOMAIN_MODEL)
+    if args.guards.jailbreak:
+        models.append(JAILBREAK_MODEL)
+    if args.guards.pii:
+        models.append(PII_MODEL)
+    return models
+
+
 def _no_duplicates(what: str, names: Iterable[str]) -> None:
     seen: set[str] = set()
     dupes = sorted({n for n in names if n in seen or seen.add(n)})
@@ -358,6 +394,7 @@ def _block(name: str, priority: int, signal_type: str, signal: str, message: str
         "description": f"Reject requests flagged by the {signal_type} guard.",
         "priority": priority,
         "rules": {"operator": "OR", "conditions": [{"type": signal_type, "name": signal}]},
+        "modelRefs": [],
         "plugins": [{"type": "fast_response", "configuration": {"message": message}}],
     }
 
@@ -386,14 +423,22 @@ def render(args: RouterConfigArgs) -> dict[str, Any]:
         signals["pii"] = [{"name": PII_GUARD, "threshold": guards.threshold, "pii_types_allowed": list(guards.pii_types_allowed)}]
         rendered_decisions.append(_block("block-pii", 999, "pii", PII_GUARD, "Request blocked: personal information detected."))
 
+    # The cache serves a decision only when that decision carries the semantic-cache plugin
+    # (src/semantic-router/pkg/extproc/semantic_cache_scope.go); the store switch alone is not enough.
+    cache_plugin = (
+        [{"type": "semantic-cache", "configuration": {"enabled": True, "similarity_threshold": args.cache.similarity_threshold}}]
+        if args.cache.enabled
+        else []
+    )
     for d in decisions:
         rendered_decisions.append(
             {
                 "name": d.name,
+                "description": f"Send matching requests to {d.model}.",
                 "priority": d.priority,
                 "rules": {"operator": d.operator, "conditions": _conditions(d)},
                 "modelRefs": [{"model": d.model, "use_reasoning": d.use_reasoning}],
-                "plugins": [],
+                "plugins": list(cache_plugin),
             }
         )
 
@@ -420,20 +465,22 @@ def render(args: RouterConfigArgs) -> dict[str, Any]:
             entry["reasoning_family"] = m.reasoning_family
         models.append(entry)
 
-    global_section: dict[str, Any] = {"router": {"strategy": "priority"}}
-    if args.cache.enabled:
-        global_section["stores"] = {
-            "response_cache": {
-                "enabled": True,
+    global_section: dict[str, Any] = {
+        "router": {"strategy": "priority"},
+        # semantic_cache is the store router 0.3.0 knows (runtime_config.go:195-207); the chart's sample
+        # config turns it on, so "off" is written out rather than left to the merge.
+        "stores": {
+            "semantic_cache": {
+                "enabled": args.cache.enabled,
                 "backend_type": "memory",
                 "similarity_threshold": args.cache.similarity_threshold,
                 "max_entries": args.cache.max_entries,
                 "ttl_seconds": args.cache.ttl_seconds,
             }
-        }
-    else:
-        # Explicitly off: the chart's defaults turn the cache on, so omission is not a safe "off".
-        global_section["stores"] = {"response_cache": {"enabled": False}}
+        },
+        # The chart's sample turns on tool auto-selection, which adds tools to requests: off here.
+        "integrations": {"tools": {"enabled": False}},
+    }
     if args.tracing_endpoint:
         global_section["services"] = {
             "observability": {

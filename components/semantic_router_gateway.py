@@ -1,6 +1,7 @@
-"""SemanticRouterGateway: one OpenAI-compatible endpoint in front of the self-hosted models and an
-Azure OpenAI frontier model (seed 000). Clients send ``model: "vllm-sr/auto"`` and the semantic
-router picks the model per call; every call is authenticated, token-metered and traced.
+"""SemanticRouterGateway: one OpenAI-compatible endpoint in front of the self-hosted models (vLLM
+services and KAITO workspaces) and an Azure OpenAI frontier model (seed 000). Clients send
+``model: "MoM"`` (router 0.3.0's auto-routing name, ``router_config.auto_model_names``) and the
+semantic router picks the model per call; every call is authenticated, token-metered and traced.
 
 It composes the pieces: AzureOpenAI (keys off) with an Entra token refresher under workload
 identity, AiGateway (Envoy Gateway + Envoy AI Gateway), SemanticRouter as its external processor,
@@ -16,15 +17,21 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pydantic import Field
 
-from . import router_config
+from . import catalog, router_config
 from ._base import PACKAGE, Children, StrictModel, fail, validate_args
-from .ai_gateway import AiGateway, AiGatewayArgs, GatewayBackend, TracingEndpoint
+from .ai_gateway import AIGW_ADMIN_PORT, AiGateway, AiGatewayArgs, GatewayBackend, TracingEndpoint
 from .azure_openai import AzureOpenAI, AzureOpenAIArgs
 from .grafana import ManagedGrafana, ManagedGrafanaArgs
+from .images import relocate
+from .kaito_workspace import SERVICE_PORT as KAITO_SERVICE_PORT
+from .kaito_workspace import KaitoWorkspace
+from .model_store import ModelStore
+from .router_models import RouterModels
 from .semantic_router import RELEASE as ROUTER_RELEASE
 from .semantic_router import SemanticRouter
+from .token_refresher import IMAGE as REFRESHER_IMAGE
 from .token_refresher import EntraTokenRefresher
-from .tracing import OTLP_PORT, TraceCollector
+from .tracing import COLLECTOR_IMAGE, OTLP_PORT, TraceCollector
 from .vllm_service import VllmService
 from .workload_identity import WorkloadIdentity
 
@@ -66,6 +73,12 @@ class SemanticRouterGatewayArgs(StrictModel):
     grafana: ManagedGrafanaArgs | None = None
     """Azure Managed Grafana over the stack's Prometheus workspace. Default None."""
 
+    router_models_volume: str | None = Field(None, pattern=r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+    """An existing PVC in ``vllm-semantic-router-system`` that already holds the router's model directories.
+    Default None: they are copied from the stack's model store (``model_store``) under
+    ``semantic-router/v0.3.0/models/<model>/`` before the router starts. One of the two is required: the
+    router never downloads from the internet."""
+
 
 class SemanticRouterGateway(pulumi.ComponentResource):
     """Outputs: ``endpoint`` (or ``address_command``), ``routes`` (model -> backend), ``cost_per_million``
@@ -89,6 +102,9 @@ class SemanticRouterGateway(pulumi.ComponentResource):
         client_keys: Mapping[str, pulumi.Input[str]],
         prometheus=None,
         opts: pulumi.ResourceOptions | None = None,
+        *,
+        kaito: Mapping[str, KaitoWorkspace] | None = None,
+        model_store: ModelStore | None = None,
     ):
         """
         :param name: Logical name; children are named ``<name>-openai``, ``<name>-gateway`` and so on.
@@ -102,9 +118,21 @@ class SemanticRouterGateway(pulumi.ComponentResource):
         :param client_keys: API key per gateway client id (Pulumi secrets).
         :param prometheus: The stack's ManagedPrometheus, for Grafana. Default None (no Grafana).
         :param opts: Standard Pulumi resource options.
+        :param kaito: KAITO workspaces to route to as well, by name. Default none.
+        :param model_store: Where the router's models are copied from, unless ``router_models_volume`` is set.
         """
         args = validate_args(SemanticRouterGatewayArgs, args, "SemanticRouterGateway", name)
-        config = self._router_config(name, args, models)
+        kaito = dict(kaito or {})
+        config = self._router_config(name, args, models, kaito)
+        if model_store is None and args.router_models_volume is None:
+            fail(
+                "SemanticRouterGateway",
+                name,
+                "router_models_volume",
+                None,
+                "the router needs its classifier models without internet access: configure a model_store "
+                "(they are copied from it) or name a pre-filled PVC",
+            )
         if args.grafana and prometheus is None:
             fail("SemanticRouterGateway", name, "grafana", "set", "needs the stack's managed Prometheus workspace")
         super().__init__(f"{PACKAGE}:index:SemanticRouterGateway", name, None, opts)
@@ -136,7 +164,8 @@ class SemanticRouterGateway(pulumi.ComponentResource):
         self_hosted = [
             GatewayBackend.from_vllm(service, service.namespace, service.served_model_name, vllm_api_key)
             for service in models.values()
-        ]
+        ] + [GatewayBackend.from_kaito(workspace) for workspace in kaito.values()]
+        registry = args.gateway.image_registry
         gateway_args = args.gateway
         if args.tracing:
             collector = TracingEndpoint(service=TRACE_COLLECTOR, namespace=gateway_namespace, port=OTLP_PORT)
@@ -152,7 +181,9 @@ class SemanticRouterGateway(pulumi.ComponentResource):
                 location,
                 provider,
                 opts=children.opts(gateway, aliases=[pulumi.Alias(name=TRACE_COLLECTOR)]),
+                oidc_issuer_url=oidc_issuer_url,
                 kube_name=TRACE_COLLECTOR,
+                image=relocate(COLLECTOR_IMAGE, registry),
             )
         EntraTokenRefresher(
             f"{name}-{REFRESHER}",
@@ -162,6 +193,10 @@ class SemanticRouterGateway(pulumi.ComponentResource):
             provider,
             opts=children.opts(grant, gateway, aliases=[pulumi.Alias(name=REFRESHER)]),
             kube_name=REFRESHER,
+            image=relocate(REFRESHER_IMAGE, registry),
+        )
+        router_models = args.router_models_volume or RouterModels(
+            model_store, oidc_issuer_url, resource_group_name, location, image_registry=registry
         )
         router = SemanticRouter(
             f"{name}-router",
@@ -170,6 +205,8 @@ class SemanticRouterGateway(pulumi.ComponentResource):
             gateway_namespace,
             provider,
             opts=children.opts(gateway),
+            models=router_models,
+            image_registry=registry,
         )
         self._pod_monitors(name, args, on_cluster, [gateway, router])
         self.endpoint, self.address_command, self.routes = gateway.endpoint, gateway.address_command, gateway.routes
@@ -183,10 +220,10 @@ class SemanticRouterGateway(pulumi.ComponentResource):
 
     @staticmethod
     def _router_config(
-        name: str, args: SemanticRouterGatewayArgs, models: Mapping[str, VllmService]
+        name: str, args: SemanticRouterGatewayArgs, models: Mapping[str, VllmService], kaito: Mapping[str, KaitoWorkspace]
     ) -> router_config.RouterConfigArgs:
         """Router models with their cost per 1M tokens, and the decisions; checked before anything exists."""
-        if not models:
+        if not models and not kaito:
             fail("SemanticRouterGateway", name, "models", [], "route to at least one self-hosted model (the cheap path)")
         if not args.azure_openai.deployments:
             fail("SemanticRouterGateway", name, "azure_openai.deployments", [], "add the frontier model deployment")
@@ -218,6 +255,27 @@ class SemanticRouterGateway(pulumi.ComponentResource):
                     name=service.served_model_name,
                     kind="self-hosted",
                     endpoint=f"{service.service_name}.{service.namespace}.svc.cluster.local:8000",
+                    prompt_usd_per_million=round(cost, 4),
+                    completion_usd_per_million=round(cost, 4),
+                )
+            )
+        for workspace in kaito.values():
+            # KAITO runs one replica per node set: charge it all ``count`` nodes of its size.
+            hourly = catalog.get_sku(workspace.instance_type).price_usd_per_hour
+            if hourly is None:
+                fail(
+                    "SemanticRouterGateway",
+                    name,
+                    "kaito",
+                    workspace.service_name,
+                    f"{workspace.instance_type} has no list price in the catalog, so its cost per token is unknown",
+                )
+            cost = router_config.self_hosted_cost_per_million(hourly * workspace.count, args.self_hosted_tokens_per_second)
+            router_models.append(
+                router_config.RouterModel(
+                    name=workspace.served_model_name,
+                    kind="self-hosted",
+                    endpoint=f"{workspace.service_name}.{workspace.namespace}.svc.cluster.local:{KAITO_SERVICE_PORT}",
                     prompt_usd_per_million=round(cost, 4),
                     completion_usd_per_million=round(cost, 4),
                 )
@@ -254,11 +312,12 @@ class SemanticRouterGateway(pulumi.ComponentResource):
             # Envoy Gateway labels each proxy pod with its Gateway. The envoy container's "metrics" port
             # serves /stats/prometheus; the GenAI metrics the dashboard reads (gen_ai_client_token_usage,
             # gen_ai_server_request_duration) come from the ai-gateway-extproc sidecar that AIGW injects,
-            # port "aigw-metrics" (1064), /metrics (envoyproxy/ai-gateway internal/controller/gateway_mutator.go).
+            # whose only port, "aigw-admin" (1064), serves /metrics and /health ("aigw-metrics" went in v0.5)
+            # (envoyproxy/ai-gateway@v1.1.0:internal/controller/extproc_builder.go:31-32,163-189).
             "gateway": (
                 "envoy-gateway-system",
                 {"gateway.envoyproxy.io/owning-gateway-name": args.gateway.gateway_name},
-                [("metrics", "/stats/prometheus"), ("aigw-metrics", "/metrics")],
+                [("metrics", "/stats/prometheus"), (AIGW_ADMIN_PORT, "/metrics")],
             ),
             # The router chart's release label; metrics on port 9190 (vllm-project/semantic-router docs).
             "router": ("vllm-semantic-router-system", {"app.kubernetes.io/instance": ROUTER_RELEASE}, [("metrics", "/metrics")]),

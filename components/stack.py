@@ -11,7 +11,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_azure_native import resources
 
-from ._base import ComponentInputError
+from ._base import ComponentInputError, restricted_namespace
 from .aks_cluster import AksCluster
 from .config import StackConfig, config_from_env, parse_stack_config
 from .device_plugin import NvidiaDevicePlugin
@@ -48,6 +48,7 @@ class Stack:
     prometheus: ManagedPrometheus | None = None
     models: dict[str, VllmService] = field(default_factory=dict)
     kaito: dict[str, KaitoWorkspace] = field(default_factory=dict)
+    model_store: ModelStore | None = None
     gateway: SemanticRouterGateway | None = None
 
 
@@ -151,6 +152,8 @@ def build_stack(config: StackConfig) -> Stack:
 def _serve_models(config: StackConfig, stack: Stack, group_name: pulumi.Input[str], pools: dict[str, GpuNodePool]) -> None:
     """vLLM services (with their identities, store access and autoscaling) and KAITO workspaces."""
     cluster = stack.cluster
+    if config.model_store:
+        stack.model_store = ModelStore("model-store", config.model_store, group_name, config.location)
     for entry in config.kaito:
         stack.kaito[entry.name] = KaitoWorkspace(entry.name, entry, cluster.provider, config.cluster.kaito)
     if not config.models:
@@ -158,7 +161,7 @@ def _serve_models(config: StackConfig, stack: Stack, group_name: pulumi.Input[st
     settings = pulumi.Config()
     api_key = settings.require_secret("vllm_api_key")
     hf_token = settings.get_secret("hf_token") if any(m.source == "huggingface" for m in config.models) else None
-    store = ModelStore("model-store", config.model_store, group_name, config.location) if config.model_store else None
+    store = stack.model_store
     monitoring = None
     if any(m.autoscaling for m in config.models):
         keda = WorkloadIdentity(
@@ -177,7 +180,7 @@ def _serve_models(config: StackConfig, stack: Stack, group_name: pulumi.Input[st
             # vLLM pods here run as non-root with no capabilities: the restricted profile admits them.
             namespaces[model.namespace] = k8s.core.v1.Namespace(
                 f"namespace-{model.namespace}",
-                metadata={"name": model.namespace, "labels": {"pod-security.kubernetes.io/enforce": "restricted"}},
+                metadata=restricted_namespace(model.namespace),
                 opts=pulumi.ResourceOptions(provider=cluster.provider),
             )
     for model in config.models:
@@ -239,8 +242,10 @@ def _client_key(keys: dict, client: str) -> str:
 def _gateway(config: StackConfig, stack: Stack, group_name: pulumi.Input[str]) -> None:
     """The single endpoint: semantic router, AI gateway, Azure OpenAI, Grafana."""
     settings = pulumi.Config()
-    keys = settings.require_secret_object("gateway_client_keys")
-    client_keys = {client: keys.apply(lambda k, c=client: _client_key(k, c)) for client in config.gateway.gateway.client_ids}
+    client_ids = config.gateway.gateway.client_ids
+    # With Entra ID tokens there are no API keys to read (AiGatewayArgs.entra_tenant_id).
+    keys = settings.require_secret_object("gateway_client_keys") if client_ids else None
+    client_keys = {client: keys.apply(lambda k, c=client: _client_key(k, c)) for client in client_ids}
     stack.gateway = SemanticRouterGateway(
         "gateway",
         config.gateway,
@@ -252,7 +257,9 @@ def _gateway(config: StackConfig, stack: Stack, group_name: pulumi.Input[str]) -
         settings.require_secret("vllm_api_key"),
         client_keys,
         prometheus=stack.prometheus,
-        opts=pulumi.ResourceOptions(depends_on=list(stack.models.values())),
+        opts=pulumi.ResourceOptions(depends_on=[*stack.models.values(), *stack.kaito.values()]),
+        kaito=stack.kaito,
+        model_store=stack.model_store,
     )
     pulumi.export("gateway_endpoint", stack.gateway.endpoint)
     pulumi.export("gateway_address_command", stack.gateway.address_command)

@@ -38,6 +38,7 @@ class EntraTokenRefresher(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
         *,
         kube_name: str | None = None,
+        image: str = IMAGE,
     ):
         """
         :param name: Logical name of the component; children are named ``<name>-<role>``.
@@ -50,6 +51,7 @@ class EntraTokenRefresher(pulumi.ComponentResource):
         :param opts: Standard Pulumi resource options.
         :param kube_name: Kubernetes name of its objects. Default ``name``; a parent component passes its
             own child name as ``name`` (unique per parent) and the fixed in-cluster name here.
+        :param image: The Python image the script runs in. Default ``IMAGE``; pass a private registry's copy.
         """
         kube_name = kube_name or name
         super().__init__(f"{PACKAGE}:index:EntraTokenRefresher", name, None, opts)
@@ -92,7 +94,7 @@ class EntraTokenRefresher(pulumi.ComponentResource):
             data={"refresh_token.py": SCRIPT.read_text()},
             opts=child,
         )
-        pod = self._pod(kube_name, namespace, self.secret_names, scope, identity)
+        pod = self._pod(kube_name, namespace, self.secret_names, scope, identity, image)
         after = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[*secrets, account, role, script]))
         k8s.batch.v1.CronJob(
             f"{name}-cronjob",
@@ -116,7 +118,7 @@ class EntraTokenRefresher(pulumi.ComponentResource):
         self.register_outputs({"secret_names": self.secret_names})
 
     @staticmethod
-    def _pod(name: str, namespace: str, secret_names: list[str], scope: str, identity: WorkloadIdentity) -> dict:
+    def _pod(name: str, namespace: str, secret_names: list[str], scope: str, identity: WorkloadIdentity, image: str) -> dict:
         env = {
             "TOKEN_SCOPE": scope,
             "SECRET_NAMESPACE": namespace,
@@ -132,7 +134,7 @@ class EntraTokenRefresher(pulumi.ComponentResource):
                 "containers": [
                     {
                         "name": "refresh",
-                        "image": IMAGE,
+                        "image": image,
                         "command": ["python", "/script/refresh_token.py"],
                         "env": [{"name": k, "value": v} for k, v in env.items()],
                         "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}, "limits": {"memory": "64Mi"}},

@@ -22,6 +22,10 @@ BUILT_IN_ROLES: dict[str, str] = {
     # Azure RBAC docs, built-in roles for AI + machine learning (ai-machine-learning.md): roleName
     # "Cognitive Services OpenAI User", name 5e0bd9bd-....
     "Cognitive Services OpenAI User": "5e0bd9bd-7b93-4f28-af87-19fc36ad61bd",
+    # Azure RBAC docs, built-in roles for monitor (monitor.md): "Monitoring Metrics Publisher",
+    # 3913510d-...; Application Insights with local auth off takes Entra-authenticated telemetry from
+    # holders of this role on the component (azure-monitor app/azure-ad-authentication.md).
+    "Monitoring Metrics Publisher": "3913510d-42f4-4e42-8a64-420c390055eb",
 }
 """Built-in Azure role names that ``WorkloadIdentity.grant`` accepts by name, mapped to their
 role-definition GUIDs (the same in every subscription and tenant)."""

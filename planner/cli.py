@@ -124,7 +124,10 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if routes:
         costs = render.plain(run.outputs.get("gateway_cost_per_million") or {})
         endpoint = run.outputs.get("gateway_endpoint") or f"(after deploy: {run.outputs.get('gateway_address_command')})"
-        print(f'Gateway: {endpoint}  (clients send model "vllm-sr/auto" or a model below; API key required)')
+        from components.router_config import auto_model_names
+
+        auto = " or ".join(f'"{m}"' for m in auto_model_names())
+        print(f"Gateway: {endpoint}  (clients send model {auto} or a model below; authentication required)")
         rows = [
             [
                 model,
@@ -144,7 +147,12 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from .upstream import upstream_dir
 
     upstream = Path(args.upstream) if args.upstream else upstream_dir()
-    findings = deploy.run(deploy_model.build(run, renders, claim_verdicts), as_of, upstream)
+    planned = deploy_model.build(run, renders, claim_verdicts)
+    findings = deploy.run(planned, as_of, upstream)
+    from . import gateway_report
+
+    gateway = gateway_report.build(planned, upstream)
+    (out_dir / "gateway.json").write_text(json.dumps(gateway, indent=2) + "\n")
     (out_dir / "deployability.json").write_text(
         json.dumps({"as_of": as_of.isoformat(), "findings": [f.as_dict() for f in findings]}, indent=2) + "\n"
     )
@@ -167,6 +175,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         ]
         print(table(["claim template", "request", "device class", "pool", "needs", "ok", "why"], rows), end="\n\n")
     print(report.deployability(findings, renders, as_of, upstream), end="\n\n")
+    print(gateway_report.text(gateway), end="\n\n")
     exempted = analyzer.exemptions(run, policy_config)
     blockers = [f for f in findings if f.level == "blocker"]
     mandatory = [v for v in verdicts if v.mandatory]

@@ -13,7 +13,18 @@ from datetime import date
 from pathlib import Path
 from typing import Literal
 
-CHECKS = ("namespaces", "scheduling", "crds", "pod-security", "helm-hooks", "chart-values", "lifecycle", "arm")
+CHECKS = (
+    "namespaces",
+    "scheduling",
+    "crds",
+    "pod-security",
+    "helm-hooks",
+    "chart-values",
+    "router-config",
+    "request-path",
+    "lifecycle",
+    "arm",
+)
 
 NOT_CHECKED = (
     "subscription quota and regional capacity for each VM size (new subscriptions have 0 N-family vCPUs)",
@@ -38,15 +49,18 @@ class Finding:
 
 def run(model, as_of: date, upstream: Path | None) -> list[Finding]:
     """Every deployability finding of a plan, blockers first."""
-    from . import arm, chart_checks, crds, lifecycle, namespaces, pod_security, scheduling
+    from . import arm, chart_checks, crds, lifecycle, namespaces, pod_security, request_path, router, scheduling
 
     findings = [
         *namespaces.check(model),
         *scheduling.check(model),
         *crds.check(model),
+        *crds.schemas(model, upstream),
         *pod_security.check(model),
         *chart_checks.hooks(model),
         *chart_checks.values(model, upstream),
+        *router.check(model, upstream),
+        *request_path.check(model, upstream),
         *lifecycle.check(model, as_of),
         *arm.check(model),
     ]

@@ -8,6 +8,7 @@ wait for that source, or the API server answers "no matches for kind".
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from . import Finding
 from .model import DeployModel, KubeObject
@@ -109,6 +110,25 @@ def check(model: DeployModel) -> list[Finding]:
                     f"add depends_on the source of {obj.kind}.{obj.group}",
                 )
             )
+    return findings
+
+
+def schemas(model: DeployModel, upstream: Path | None) -> list[Finding]:
+    """Each custom resource against its CRD's schema and CEL rules, where the upstream copy has the CRD
+    (``../shared/upstream/crds``): what the API server would reject, or prune without a word."""
+    folder = upstream / "crds" if upstream else None
+    if folder is None or not folder.is_dir():
+        return []
+    from ..crd_schema import crd_index
+
+    index = crd_index(folder)
+    findings = []
+    for obj in model.objects:
+        if obj.group in BUILT_IN_GROUPS or obj.chart is not None:
+            continue
+        result = index.validate(obj.manifest)
+        for error in result.errors if result else []:
+            findings.append(Finding("crds", "blocker", obj.label, error, "write the fields this CRD version defines"))
     return findings
 
 

@@ -17,6 +17,7 @@ from components.ai_gateway import (
     AZURE_API_VERSION,
     EG_CHART,
     AiGateway,
+    AiGatewayArgs,
     GatewayBackend,
 )
 from planner.analyzer import analyze
@@ -76,14 +77,13 @@ def default_build():
 @pytest.fixture(scope="module")
 def full_build():
     args = {
-        **ARGS,
         "entra_tenant_id": TENANT,
         "entra_audience": "api://ai-gateway",
         "load_balancer_ip": "10.224.0.200",
         "tracing_endpoint": {"service": "otel-collector", "namespace": "monitoring", "sampling_rate": 10},
         "token_limit_per_hour": 250_000,
     }
-    return build(args)
+    return build(args, keys={})
 
 
 def obj(run, type_suffix: str, name: str | None = None) -> dict:
@@ -272,8 +272,16 @@ def test_gateway_class_envoy_proxy_and_gateway(default_build):
     assert proxy["spec"] == {
         "provider": {
             "type": "Kubernetes",
-            "kubernetes": {"envoyService": {"annotations": {"service.beta.kubernetes.io/azure-load-balancer-internal": "true"}}},
-        }
+            "kubernetes": {
+                "envoyService": {"annotations": {"service.beta.kubernetes.io/azure-load-balancer-internal": "true"}},
+                "envoyDeployment": {"container": {"image": "docker.io/envoyproxy/envoy:distroless-v1.38.3"}},
+            },
+        },
+        # Before: no filter order, so AI Gateway's ext_proc ran ahead of the router and rate limiting last.
+        "filterOrder": [
+            {"name": "envoy.filters.http.ratelimit", "before": "envoy.filters.http.ext_proc"},
+            {"name": "envoy.filters.http.buffer", "after": "envoy.filters.http.ext_proc"},
+        ],
     }
     gateway = obj(run, "gateway.networking.k8s.io/v1:Gateway")
     assert gateway["metadata"] == {"name": "ai-gateway", "namespace": "ai-gateway"}
@@ -325,6 +333,7 @@ def test_security_policy_requires_an_api_key(default_build):
             "credentialRefs": [{"name": "ai-gateway-client-keys"}],
             "extractFrom": [{"headers": ["authorization"]}],
             "forwardClientIDHeader": "x-user-id",
+            "sanitize": True,
         },
     }
     policy = one(run, ":SecurityPolicy")
@@ -332,18 +341,28 @@ def test_security_policy_requires_an_api_key(default_build):
     assert keys.urn in policy.options["dependsOn"]
 
 
-def test_security_policy_adds_entra_jwt_for_a_tenant(full_build):
+def test_entra_tokens_replace_api_keys(full_build):
+    """Before: with a tenant, jwt was added beside apiKeyAuth on the same header, so no call could pass both."""
     _, run = full_build
-    assert obj(run, ":SecurityPolicy")["spec"]["jwt"] == {
+    spec = obj(run, ":SecurityPolicy")["spec"]
+    assert "apiKeyAuth" not in spec
+    assert spec["jwt"] == {
         "providers": [
             {
                 "name": "entra",
                 "issuer": f"https://login.microsoftonline.com/{TENANT}/v2.0",
                 "audiences": ["api://ai-gateway"],
                 "remoteJWKS": {"uri": f"https://login.microsoftonline.com/{TENANT}/discovery/v2.0/keys"},
+                "claimToHeaders": [{"claim": "oid", "header": "x-user-id"}],
             }
         ]
     }
+    assert not [r for r in run.resources if r.name == "aigw-client-keys"], "no API keys Secret with Entra"
+
+
+def test_api_keys_and_entra_together_are_refused():
+    with pytest.raises(ValueError, match="instead of API keys; drop client_ids"):
+        AiGatewayArgs(client_ids=["alice"], entra_tenant_id=TENANT, entra_audience="api://x")
 
 
 @pytest.mark.parametrize("built, limit", [("default_build", 1_000_000), ("full_build", 250_000)])
@@ -352,6 +371,7 @@ def test_token_budget_per_client_per_hour(request, built, limit):
     spec = obj(run, ":BackendTrafficPolicy")["spec"]
     assert spec == {
         "targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "ai-gateway"}],
+        "requestBuffer": {"limit": "50Mi"},
         "rateLimit": {
             "type": "Global",
             "global": {
@@ -359,6 +379,8 @@ def test_token_budget_per_client_per_hour(request, built, limit):
                     {
                         "clientSelectors": [{"headers": [{"name": "x-user-id", "type": "Distinct"}]}],
                         "limit": {"requests": limit, "unit": "Hour"},
+                        # Before: no shared, so each client had a bucket per model route.
+                        "shared": True,
                         "cost": {
                             "request": {"from": "Number", "number": 0},
                             "response": {
@@ -427,10 +449,13 @@ def test_one_route_rule_per_model_with_token_costs(default_build):
                     {"headers": [{"type": "Exact", "name": "x-ai-eg-model", "value": "meta-llama/Llama-3.1-8B-Instruct"}]}
                 ],
                 "backendRefs": [{"name": "llama"}],
+                # Before: no timeouts, so AI Gateway's 60 s default cut long streamed answers.
+                "timeouts": {"request": "600s"},
             },
             {
                 "matches": [{"headers": [{"type": "Exact", "name": "x-ai-eg-model", "value": "gpt-4o"}]}],
                 "backendRefs": [{"name": "gpt-4o"}],
+                "timeouts": {"request": "600s"},
             },
         ],
         "llmRequestCosts": [
@@ -476,9 +501,9 @@ def test_no_secret_value_is_recorded_anywhere(full_build, default_build):
             {"client_ids": []},
             None,
             {},
-            "client_ids=[]: give at least one client: the gateway refuses to serve anonymous requests",
+            "client_ids=[]: give at least one client (or entra_tenant_id): the gateway refuses anonymous requests",
         ),
-        ({}, None, {}, "client_ids: required key is missing"),
+        ({}, None, {}, "client_ids=[]: give at least one client (or entra_tenant_id)"),
         (
             ARGS,
             [llama(), llama(name="other")],
@@ -497,7 +522,7 @@ def test_no_secret_value_is_recorded_anywhere(full_build, default_build):
         (ARGS, [], None, "backends=[]: give at least one backend"),
         (ARGS, [llama(api_key_secret=None)], None, "self-hosted vLLM requires its API key"),
         (ARGS, [llama(pod_selector=None)], None, "give the serving pods' labels"),
-        (ARGS, [llama(hostname="vllm.example.com")], None, "self-hosted backends are <service>.<namespace>.svc.cluster.local"),
+        (ARGS, [llama(hostname="vllm.example.com")], None, "in-cluster backends are <service>.<namespace>.svc.cluster.local"),
         (ARGS, [gpt(api_key_secret="k")], None, "Azure OpenAI is called with Entra tokens from the Secret 'gpt-4o-entra-token'"),
         (ARGS, [gpt(port=8443)], None, "Azure OpenAI is served over HTTPS on 443"),
         (ARGS, [gpt(hostname="example.com")], None, "an Azure OpenAI endpoint"),
@@ -523,3 +548,61 @@ def test_bad_input_is_refused_before_anything_is_created(args, backends, keys, e
 def test_policy_pack_has_no_objection(default_build):
     _, run = default_build
     assert analyze(run) == []
+
+
+class FakeKaito:
+    service_name = "phi"
+    namespace = "kaito-models"
+    served_model_name = "phi-4-mini-instruct"
+    pod_labels = {"kaito.sh/workspace": "phi"}
+
+
+def test_a_kaito_workspace_is_a_backend_without_a_key():
+    """Before: only VllmService could be a gateway backend."""
+    kaito = GatewayBackend.from_kaito(FakeKaito())
+    _, run = build(backends=[llama(), kaito])
+    assert obj(run, "gateway.envoyproxy.io/v1alpha1:Backend", "kaito-phi")["spec"] == {
+        "endpoints": [{"fqdn": {"hostname": "phi.kaito-models.svc.cluster.local", "port": 80}}]
+    }
+    assert obj(run, "AIServiceBackend", "kaito-phi")["spec"]["schema"] == {"name": "OpenAI"}
+    assert [kubernetes_object(r)["metadata"]["name"] for r in of_type(run, "BackendSecurityPolicy")] == ["llama"]
+    rules = obj(run, "AIGatewayRoute")["spec"]["rules"]
+    assert rules[1]["matches"][0]["headers"][0]["value"] == "phi-4-mini-instruct"
+    policy = next(
+        kubernetes_object(r)
+        for r in of_type(run, "NetworkPolicy")
+        if kubernetes_object(r)["metadata"]["namespace"] == "kaito-models"
+    )
+    assert policy["spec"]["podSelector"] == {"matchLabels": {"kaito.sh/workspace": "phi"}}
+    assert policy["spec"]["ingress"][0]["ports"] == [{"protocol": "TCP", "port": 5000}], "the pods' port, not the Service's 80"
+
+
+def test_one_setting_moves_every_gateway_image_to_a_private_registry():
+    args = AiGatewayArgs(client_ids=["alice"], image_registry="acr.azurecr.io")
+    values = AiGateway.eg_values(args)["global"]["images"]
+    assert {k: v["image"] for k, v in values.items()} == {
+        "envoyGateway": "acr.azurecr.io/envoyproxy/gateway:v1.8.2",
+        "ratelimit": "acr.azurecr.io/envoyproxy/ratelimit:1e50889b",
+        "envoyProxy": "acr.azurecr.io/envoyproxy/envoy:distroless-v1.38.3",
+    }
+    aigw = AiGateway.aigw_values(args)
+    assert aigw["controller"]["image"] == {"repository": "acr.azurecr.io/envoyproxy/ai-gateway-controller", "tag": "v1.1.0"}
+    assert aigw["extProc"]["image"] == {"repository": "acr.azurecr.io/envoyproxy/ai-gateway-extproc", "tag": "v1.1.0"}
+    proxy = AiGateway.envoy_proxy_spec(args)["provider"]["kubernetes"]["envoyDeployment"]["container"]["image"]
+    assert proxy == "acr.azurecr.io/envoyproxy/envoy:distroless-v1.38.3"
+    with pytest.raises(ValueError, match="registry host"):
+        AiGatewayArgs(client_ids=["alice"], image_registry="https://acr.azurecr.io/x")
+
+
+def test_the_ai_gateway_controller_has_resource_requests():
+    """Before: the chart's resources: {} left the controller without requests."""
+    values = AiGateway.aigw_values(AiGatewayArgs(client_ids=["alice"]))
+    assert values["controller"]["resources"]["requests"] == {"cpu": "100m", "memory": "256Mi"}
+
+
+def test_gateway_namespaces_enforce_restricted(default_build):
+    _, run = default_build
+    namespaces = {kubernetes_object(r)["metadata"]["name"]: kubernetes_object(r)["metadata"] for r in of_type(run, ":Namespace")}
+    assert set(namespaces) == {"ai-gateway", "envoy-gateway-system", "envoy-ai-gateway-system"}
+    for metadata in namespaces.values():
+        assert metadata["labels"] == {"pod-security.kubernetes.io/enforce": "restricted"}

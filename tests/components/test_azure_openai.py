@@ -132,7 +132,12 @@ def test_price_table_is_dated_marked_unverified_and_covers_the_default_versions(
         "gpt-4.1": (2.00, 8.00),
         "gpt-4o-mini": (0.15, 0.60),
     }
-    assert MODEL_VERSIONS == {"gpt-5.5": "2026-04-24", "gpt-4o": "2024-11-20", "gpt-4.1": "2025-04-14", "gpt-4o-mini": "2024-07-18"}
+    assert MODEL_VERSIONS == {
+        "gpt-5.5": "2026-04-24",
+        "gpt-4o": "2024-11-20",
+        "gpt-4.1": "2025-04-14",
+        "gpt-4o-mini": "2024-07-18",
+    }
 
 
 def test_default_versions_are_in_the_lifecycle_table_and_the_recommended_one_is_a_default():

@@ -907,6 +907,72 @@ class EnvoyPatchPolicy(Strict):
     spec: EnvoyPatchPolicySpec
 
 
+# envoyextensionypolicy_types.go (EnvoyExtensionPolicySpec: extProc, wasm, lua, dynamicModules) and
+# ext_proc_types.go (ExtProc: backendRefs, processingMode, allowModeOverride, messageTimeout, failOpen, metadata).
+
+
+class ExtProcBodyMode(Strict):
+    body: Literal["Streamed", "Buffered", "BufferedPartial", "FullDuplexStreamed"] | None = None
+    attributes: list[str] | None = None
+
+
+class ExtProcProcessingMode(Strict):
+    request: ExtProcBodyMode | None = None
+    response: ExtProcBodyMode | None = None
+    allowModeOverride: bool | None = None
+
+
+class ExtProc(Strict):
+    backendRefs: list[BackendObjectReference] = Field(min_length=1, max_length=16)
+    backendSettings: Unmodelled | None = None
+    processingMode: ExtProcProcessingMode | None = None
+    messageTimeout: str | None = None
+    failOpen: bool | None = None
+    metadata: Unmodelled | None = None
+
+
+class EnvoyExtensionPolicySpec(PolicyTargets):
+    extProc: list[ExtProc] | None = Field(None, max_length=16)
+    wasm: list[Unmodelled] | None = None
+    lua: list[Unmodelled] | None = None
+    dynamicModules: list[Unmodelled] | None = None
+
+
+class EnvoyExtensionPolicy(Strict):
+    apiVersion: Literal["gateway.envoyproxy.io/v1alpha1"]
+    kind: Literal["EnvoyExtensionPolicy"]
+    metadata: ObjectMeta
+    spec: EnvoyExtensionPolicySpec
+
+
+# gateway-api apis/v1beta1/referencegrant_types.go (ReferenceGrantFrom: group, kind, namespace;
+# ReferenceGrantTo: group, kind, optional name).
+
+
+class ReferenceGrantFrom(Strict):
+    group: str
+    kind: Kind
+    namespace: str
+
+
+class ReferenceGrantTo(Strict):
+    group: str
+    kind: Kind
+    name: ObjectName | None = None
+
+
+class ReferenceGrantSpec(Strict):
+    from_: list[ReferenceGrantFrom] = Field(alias="from", min_length=1, max_length=16)
+    to: list[ReferenceGrantTo] = Field(min_length=1, max_length=16)
+
+
+class ReferenceGrant(Strict):
+    apiVersion: Literal["gateway.networking.k8s.io/v1beta1"]
+    kind: Literal["ReferenceGrant"]
+    metadata: ObjectMeta
+    spec: ReferenceGrantSpec
+
+
 # ---- Envoy AI Gateway (aigateway.envoyproxy.io/v1beta1) -----------------------------------------
 # Source: envoyproxy/ai-gateway api/v1beta1 ai_gateway_route.go (AIGatewayRouteSpec: parentRefs,
 # hostnames, rules (max 15), llmRequestCosts, rateLimitsFromHeaders; AIGatewayRouteRule: backendRefs,
@@ -1061,6 +1127,8 @@ MODELS: dict[tuple[str, str], type[Strict]] = {
     ("gateway.envoyproxy.io/v1alpha1", "BackendTrafficPolicy"): BackendTrafficPolicy,
     ("gateway.envoyproxy.io/v1alpha1", "Backend"): Backend,
     ("gateway.envoyproxy.io/v1alpha1", "EnvoyPatchPolicy"): EnvoyPatchPolicy,
+    ("gateway.envoyproxy.io/v1alpha1", "EnvoyExtensionPolicy"): EnvoyExtensionPolicy,
+    ("gateway.networking.k8s.io/v1beta1", "ReferenceGrant"): ReferenceGrant,
     ("aigateway.envoyproxy.io/v1beta1", "AIGatewayRoute"): AIGatewayRoute,
     ("aigateway.envoyproxy.io/v1beta1", "AIServiceBackend"): AIServiceBackend,
     ("aigateway.envoyproxy.io/v1beta1", "BackendSecurityPolicy"): BackendSecurityPolicy,
@@ -1135,7 +1203,8 @@ GATEWAY_KINDS = {
     "SecurityPolicy",
     "BackendTrafficPolicy",
     "Backend",
-    "EnvoyPatchPolicy",
+    "EnvoyExtensionPolicy",
+    "ReferenceGrant",
     "AIGatewayRoute",
     "AIServiceBackend",
     "BackendSecurityPolicy",
@@ -1273,9 +1342,9 @@ def check_gateway_references(objects: list[dict]) -> None:
         assert ref.name in named("EnvoyProxy", ns), "the Gateway's parametersRef names an EnvoyProxy beside it"
     for obj in found:
         ns, kind = obj["metadata"].get("namespace"), obj["kind"]
-        if kind in ("SecurityPolicy", "BackendTrafficPolicy", "ClientTrafficPolicy", "EnvoyPatchPolicy"):
+        if kind in ("SecurityPolicy", "BackendTrafficPolicy", "ClientTrafficPolicy", "EnvoyExtensionPolicy"):
             spec = MODELS[(obj["apiVersion"], kind)].model_validate(obj).spec
-            targets = [spec.targetRef] if kind == "EnvoyPatchPolicy" else spec.targets()
+            targets = spec.targets()
             assert targets, f"{kind} {obj['metadata']['name']} targets nothing"
             for t in targets:
                 assert (t.group, t.kind) == ("gateway.networking.k8s.io", "Gateway"), f"{kind} targets {t}"
@@ -1445,7 +1514,8 @@ def test_a_wrongly_typed_cron_or_behavior_value_is_refused(scale_to_zero_objects
         ("SecurityPolicy", ("spec", "apiKeyAuth", "forwardClientIDHeader"), "forwardClientIdHeader"),
         ("BackendTrafficPolicy", ("spec", "rateLimit", "global", "rules", 0, "clientSelectors"), "clientSelector"),
         ("Backend", ("spec", "endpoints", 0, "fqdn", "hostname"), "host"),
-        ("EnvoyPatchPolicy", ("spec", "jsonPatches"), "jsonPatch"),
+        ("EnvoyExtensionPolicy", ("spec", "extProc", 0, "processingMode"), "processing"),
+        ("ReferenceGrant", ("spec", "to", 0, "kind"), "kinds"),
         ("AIGatewayRoute", ("spec", "llmRequestCosts"), "llmRequestCost"),
         ("AIServiceBackend", ("spec", "schema"), "apiSchema"),
         ("BackendSecurityPolicy", ("spec", "apiKey", "secretRef"), "secretName"),
@@ -1508,7 +1578,7 @@ def test_workspace_fields_under_spec_are_refused(stack_objects):
             "from Number",
         ),
         ("BackendTLSPolicy", ("spec", "validation", "wellKnownCACertificates"), None, "exactly one of caCertificateRefs"),
-        ("EnvoyPatchPolicy", ("spec", "type"), "MergePatch", "'JSONPatch'"),
+        ("EnvoyExtensionPolicy", ("spec", "extProc", 0, "processingMode", "request", "body"), "Buffer", "'Buffered'"),
     ],
 )
 def test_a_wrongly_typed_value_is_refused(stack_objects, kind, path, value, expected):

@@ -212,7 +212,8 @@ def test_guards_rendered_when_enabled():
     assert (first["name"], first["priority"]) == ("block-jailbreak", 1000)
     assert (second["name"], second["priority"]) == ("block-pii", 999)
     assert first["plugins"][0]["type"] == "fast_response"
-    assert "modelRefs" not in first
+    # vllm-sr 0.3.0's Decision requires modelRefs; a blocking decision names none.
+    assert first["modelRefs"] == []
     assert cfg["global"]["model_catalog"] == {"modules": {"prompt_guard": {"enabled": True, "threshold": 0.65}}}
 
 
@@ -224,15 +225,36 @@ def test_only_pii_guard():
 
 
 def test_cache_explicitly_off_by_default_and_full_when_enabled():
-    assert render(_args())["global"]["stores"] == {"response_cache": {"enabled": False}}
+    """Before: the config wrote global.stores.response_cache, a key router 0.3.0 does not know, so the
+    chart sample's semantic_cache (enabled: true) stayed on."""
+    off = render(_args())
+    assert off["global"]["stores"] == {
+        "semantic_cache": {
+            "enabled": False,
+            "backend_type": "memory",
+            "similarity_threshold": 0.8,
+            "max_entries": 1000,
+            "ttl_seconds": 3600,
+        }
+    }
+    assert all(d["plugins"] == [] for d in off["routing"]["decisions"])
     cfg = render(_args(cache=SemanticCache(enabled=True, similarity_threshold=0.9, max_entries=500, ttl_seconds=600)))
-    assert cfg["global"]["stores"]["response_cache"] == {
+    assert cfg["global"]["stores"]["semantic_cache"] == {
         "enabled": True,
         "backend_type": "memory",
         "similarity_threshold": 0.9,
         "max_entries": 500,
         "ttl_seconds": 600,
     }
+    # The router serves from the cache only for decisions that carry the semantic-cache plugin.
+    for decision in cfg["routing"]["decisions"]:
+        assert decision["plugins"] == [
+            {"type": "semantic-cache", "configuration": {"enabled": True, "similarity_threshold": 0.9}}
+        ]
+
+
+def test_tool_auto_selection_of_the_chart_sample_is_off():
+    assert render(_args())["global"]["integrations"] == {"tools": {"enabled": False}}
 
 
 def test_tracing_only_with_endpoint():

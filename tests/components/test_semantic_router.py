@@ -19,8 +19,12 @@ ARGS = {
 }
 
 
-def build(args=ARGS):
-    return run_components(lambda: SemanticRouter("router", args, "ai-gateway", "ai-gateway", k8s.Provider("k8s", kubeconfig="x")))
+def router(args=ARGS, models="prefilled-models", **extra):
+    return SemanticRouter("router", args, "ai-gateway", "ai-gateway", k8s.Provider("k8s", kubeconfig="x"), models=models, **extra)
+
+
+def build(args=ARGS, **extra):
+    return run_components(lambda: router(args, **extra))
 
 
 def test_chart_gets_the_rendered_config_and_a_pinned_version():
@@ -29,19 +33,39 @@ def test_chart_gets_the_rendered_config_and_a_pinned_version():
     assert chart["chart"] == router_config.VSR_CHART and chart["version"] == router_config.VSR_CHART_VERSION
     assert chart["namespace"] == NAMESPACE
     assert chart["values"]["config"] == router_config.render(router_config.RouterConfigArgs.model_validate(ARGS))
+    assert chart["values"]["image"] == {"repository": "ghcr.io/vllm-project/semantic-router/extproc", "tag": "v0.3.0"}
 
 
-def test_ext_proc_is_the_first_filter_on_the_gateway_listener():
+def test_the_router_never_downloads_from_the_internet():
+    """Before: the chart's PVC (class "standard", which AKS lacks) and the router's start-up download from huggingface.co."""
+    values = one(build(), "helm.sh/v4:Chart").inputs["values"]
+    assert values["persistence"] == {"enabled": True, "existingClaim": "prefilled-models"}
+    assert {"name": "HF_HUB_OFFLINE", "value": "1"} in values["extraEnv"]
+    run = build(image_registry="acr.azurecr.io")
+    image = one(run, "helm.sh/v4:Chart").inputs["values"]["image"]
+    assert image == {"repository": "acr.azurecr.io/vllm-project/semantic-router/extproc", "tag": "v0.3.0"}
+
+
+def test_the_router_is_an_extension_policy_ext_proc_not_a_patch_at_index_zero():
+    """Before: an EnvoyPatchPolicy put ext_proc at http_filters/0, ahead of authentication."""
     run = build()
-    policy = one(run, ":EnvoyPatchPolicy").inputs
-    assert policy["spec"]["targetRef"] == {"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "ai-gateway"}
-    listener, cluster = policy["spec"]["jsonPatches"]
-    assert listener["name"] == "ai-gateway/ai-gateway/http"
-    assert listener["operation"]["path"] == "/default_filter_chain/filters/0/typed_config/http_filters/0"
-    mode = listener["operation"]["value"]["typedConfig"]["processing_mode"]
-    assert mode["request_body_mode"] == "BUFFERED", "the router must read the prompt"
-    address = cluster["operation"]["value"]["load_assignment"]["endpoints"][0]["lb_endpoints"][0]["endpoint"]["address"]
-    assert address["socket_address"] == {"address": f"semantic-router.{NAMESPACE}.svc.cluster.local", "port_value": 50051}
+    assert not of_type(run, ":EnvoyPatchPolicy")
+    policy = kubernetes_object(one(run, ":EnvoyExtensionPolicy"))
+    assert policy["metadata"] == {"name": "ai-gateway-semantic-router", "namespace": "ai-gateway"}
+    spec = policy["spec"]
+    assert spec["targetRefs"] == [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "ai-gateway"}]
+    (ext_proc,) = spec["extProc"]
+    assert ext_proc["backendRefs"] == [{"name": "semantic-router", "namespace": NAMESPACE, "port": 50051}]
+    assert ext_proc["processingMode"]["request"] == {"body": "Buffered"}, "the router must read the prompt"
+    # Streamed answers: the router switches text/event-stream responses to STREAMED through mode override.
+    assert ext_proc["processingMode"]["allowModeOverride"] is True
+    assert ext_proc["failOpen"] is False
+    grant = kubernetes_object(one(run, ":ReferenceGrant"))
+    assert grant["metadata"]["namespace"] == NAMESPACE
+    assert grant["spec"]["from"] == [
+        {"group": "gateway.envoyproxy.io", "kind": "EnvoyExtensionPolicy", "namespace": "ai-gateway"}
+    ]
+    assert grant["spec"]["to"] == [{"group": "", "kind": "Service", "name": "semantic-router"}]
 
 
 def test_only_the_gateway_reaches_the_router():
@@ -65,7 +89,7 @@ def test_only_the_gateway_reaches_the_router():
 )
 def test_bad_router_config_is_refused_before_anything_exists(change, expected):
     message = refusal_message(
-        lambda: SemanticRouter("router", {**ARGS, **change}, "ai-gateway", "ai-gateway", k8s.Provider("k8s", kubeconfig="x")),
+        lambda: router({**ARGS, **change}),
         "SemanticRouter",
         "router",
         lambda t: t.startswith("kubernetes:") and not t.startswith("pulumi:"),

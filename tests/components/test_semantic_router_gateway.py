@@ -305,7 +305,7 @@ def test_the_dashboard_parses_and_reads_only_exported_metrics(dev):
     }
     assert {
         ("envoy-gateway-system", "metrics", "/stats/prometheus"),
-        ("envoy-gateway-system", "aigw-metrics", "/metrics"),
+        ("envoy-gateway-system", "aigw-admin", "/metrics"),
         ("vllm-semantic-router-system", "metrics", "/metrics"),
     } <= monitors
     assert any(ns == "gpu-inference" and path == "/metrics" for ns, _, path in monitors)

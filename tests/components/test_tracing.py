@@ -19,7 +19,7 @@ def build(with_refresher: bool = False):
             "gateway-ns", metadata={"name": "ai-gateway"}, opts=pulumi.ResourceOptions(provider=provider)
         )
         after = pulumi.ResourceOptions(depends_on=[namespace])
-        TraceCollector("otel-collector", "ai-gateway", "rg", "eastus", provider, opts=after)
+        TraceCollector("otel-collector", "ai-gateway", "rg", "eastus", provider, opts=after, oidc_issuer_url="https://issuer")
         if with_refresher:
             identity = WorkloadIdentity(
                 "refresher-identity",
@@ -49,6 +49,26 @@ def test_collector_receives_otlp_and_exports_to_workspace_based_app_insights():
     assert config["exporters"]["azuremonitor"]["connection_string"] == "${env:APPLICATIONINSIGHTS_CONNECTION_STRING}"
     service = one(run, "core/v1:Service")
     assert service.inputs["spec"]["ports"] == [{"name": "otlp-grpc", "port": OTLP_PORT, "targetPort": "otlp-grpc"}]
+
+
+def test_app_insights_takes_only_entra_authenticated_telemetry():
+    """Before: the component allowed key-based ingestion (anyone holding the connection string could write)."""
+    run = build()
+    assert one(run, "applicationinsights:Component").inputs["disableLocalAuth"] is True
+    config = yaml.safe_load(one(run, "core/v1:ConfigMap").inputs["data"]["config.yaml"])
+    assert config["exporters"]["azuremonitor"]["auth"] == {"authenticator": "azureauth"}
+    assert config["extensions"]["azureauth"]["scopes"] == ["https://monitor.azure.com/.default"]
+    assert set(config["extensions"]["azureauth"]["workload_identity"]) == {"client_id", "tenant_id", "federated_token_file"}
+    assert config["service"]["extensions"] == ["azureauth"]
+    grant = one(run, "authorization:RoleAssignment").inputs
+    assert grant["scope"] == "<computed:otel-collector-insights.id>"
+    assert grant["roleDefinitionId"].endswith("/roleDefinitions/3913510d-42f4-4e42-8a64-420c390055eb"), (
+        "Monitoring Metrics Publisher"
+    )
+    pod = one(run, "apps/v1:Deployment").inputs["spec"]["template"]
+    assert pod["spec"]["serviceAccountName"] == "otel-collector"
+    assert pod["metadata"]["labels"]["azure.workload.identity/use"] == "true"
+    assert pod["spec"]["containers"][0]["image"] == "otel/opentelemetry-collector-contrib:0.159.0"
 
 
 def test_connection_string_stays_a_secret_and_the_pod_is_restricted():

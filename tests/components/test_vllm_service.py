@@ -1098,10 +1098,13 @@ def test_dev_hub_model_keeps_its_token_secret_too():
     (secret,) = model_secrets(run)
     assert kubernetes_object(secret)["stringData"] == {"api-key": "<secret>", "hf-token": "<secret>"}
     subjects = sorted(r.inputs["subject"] for r in of_type(run, "FederatedIdentityCredential"))
-    # The gateway's token refresher keeps its own identity; the model gets none.
+    # The gateway's token refresher, trace collector and router-model copier keep their own identities;
+    # the model gets none.
     assert subjects == [
         "system:serviceaccount:ai-gateway:aoai-token",
+        "system:serviceaccount:ai-gateway:otel-collector",
         "system:serviceaccount:kube-system:keda-operator",
+        "system:serviceaccount:vllm-semantic-router-system:router-models",
     ], "no blob identity for a hub model"
 
 

@@ -139,6 +139,7 @@ def test_built_in_role_guids_are_the_published_ones():
         "Storage Blob Data Reader": "2a2b9908-6ea1-4ae2-8e65-a410df84e7d1",
         "Monitoring Data Reader": "b0d8363b-8ddd-447d-831f-62ca05bff136",
         "Cognitive Services OpenAI User": "5e0bd9bd-7b93-4f28-af87-19fc36ad61bd",
+        "Monitoring Metrics Publisher": "3913510d-42f4-4e42-8a64-420c390055eb",
     }
 
 

@@ -682,7 +682,7 @@ MISSPELLED = [
     ("SecurityPolicy", ("spec", "apiKeyAuth", "forwardClientIDHeader"), "forwardClientIdHeader"),
     ("BackendTrafficPolicy", ("spec", "rateLimit", "global", "rules", 0, "clientSelectors"), "clientSelector"),
     ("Backend", ("spec", "endpoints", 0, "fqdn", "hostname"), "host"),
-    ("EnvoyPatchPolicy", ("spec", "jsonPatches"), "jsonPatch"),
+    ("EnvoyExtensionPolicy", ("spec", "extProc", 0, "processingMode"), "processing"),
     ("AIGatewayRoute", ("spec", "llmRequestCosts"), "llmRequestCost"),
     ("AIServiceBackend", ("spec", "schema"), "apiSchema"),
     ("BackendSecurityPolicy", ("spec", "apiKey", "secretRef"), "secretName"),
@@ -702,7 +702,7 @@ WRONG_VALUES = [
     ("BackendSecurityPolicy", ("spec", "type"), "AzureAPIKey", "only azureAPIKey field should be set"),
     ("BackendTrafficPolicy", ("spec", "rateLimit", "global", "rules", 0, "limit", "unit"), "Hours", 'unsupported value "Hours"'),
     ("BackendTLSPolicy", ("spec", "validation", "wellKnownCACertificates"), None, "must specify either CACertificateRefs"),
-    ("EnvoyPatchPolicy", ("spec", "type"), "MergePatch", 'unsupported value "MergePatch"'),
+    ("EnvoyExtensionPolicy", ("spec", "extProc", 0, "processingMode", "request", "body"), "Buffer", 'unsupported value "Buffer"'),
 ]
 
 

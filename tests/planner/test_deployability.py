@@ -94,8 +94,22 @@ def test_a_custom_resource_from_an_add_on_that_is_off_is_a_blocker():
             "so", api_version="keda.sh/v1alpha1", kind="ScaledObject", metadata={"name": "s", "namespace": "default"}, spec={}
         )
 
-    (finding,) = blockers(findings_of(run_components(program)), "crds")
+    found = blockers(findings_of(run_components(program)), "crds")
+    (finding,) = [f for f in found if "no CRD for" in f.message]
     assert finding.object == "ScaledObject default/s" and finding.fix == "switch on the KEDA add-on"
+
+
+def test_a_field_the_crd_does_not_define_is_a_blocker():
+    """The API server prunes unknown fields of a custom resource without a word: the plan says so."""
+    if upstream_dir() is None:
+        pytest.skip(missing_reason())
+    config = stack_config("dev")
+    run = run_stack(config, "dev")
+    policy = next(r for r in run.resources if r.inputs.get("kind") == "EnvoyExtensionPolicy")
+    policy.inputs["spec"]["extProc"][0]["allowModeOverride"] = True
+    found = blockers(findings_of(run), "crds")
+    assert [f.object for f in found] == ["EnvoyExtensionPolicy ai-gateway/ai-gateway-semantic-router"]
+    assert "spec.extProc[0].allowModeOverride: unknown field" in found[0].message
 
 
 def test_a_needed_hook_under_a_v4_chart_is_a_blocker_and_a_v3_release_is_not():

@@ -1,0 +1,50 @@
+"""Image references and their relocation to a private registry (Azure Container Registry).
+
+Pure string handling, no Pulumi import. ``relocate`` keeps the repository path and the tag or digest
+and swaps the registry host, which is what ``az acr import --source <image> --image <path>`` produces
+when the path is kept: ``docker.io/envoyproxy/gateway:v1.8.2`` becomes
+``myacr.azurecr.io/envoyproxy/gateway:v1.8.2``, ``redis:7.4.1-alpine`` (Docker Hub's official
+``library`` namespace) becomes ``myacr.azurecr.io/library/redis:7.4.1-alpine``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+DOCKER_HUB = "docker.io"
+REGISTRY = re.compile(r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+(:[0-9]{1,5})?$")
+"""A registry host as a setting accepts it: a DNS name with at least one dot (``myacr.azurecr.io``), optional port."""
+
+
+class ImageRef(NamedTuple):
+    registry: str
+    repository: str
+    reference: str
+    """``:tag`` or ``@sha256:...`` (empty when the image names neither, i.e. ``latest``)."""
+
+    def __str__(self) -> str:
+        return f"{self.registry}/{self.repository}{self.reference}"
+
+
+def parse(image: str) -> ImageRef:
+    """Split an image into registry, repository and tag or digest, the way the container runtime reads it."""
+    name, _, digest = image.partition("@")
+    reference = f"@{digest}" if digest else ""
+    tail = name.rsplit("/", 1)[-1]
+    if not digest and ":" in tail:
+        name, tag = name.rsplit(":", 1)
+        reference = f":{tag}"
+    first, _, rest = name.partition("/")
+    if rest and ("." in first or ":" in first or first == "localhost"):
+        return ImageRef(first, rest, reference)
+    path = name if rest else f"library/{name}"
+    return ImageRef(DOCKER_HUB, path, reference)
+
+
+def relocate(image: str, registry: str | None) -> str:
+    """``image`` pulled from ``registry`` instead of its own, same repository path and tag; unchanged without one."""
+    if not registry:
+        return image
+    ref = parse(image)
+    return str(ImageRef(registry, ref.repository, ref.reference))

@@ -1,0 +1,35 @@
+"""The gateway part of ``aks-gpu plan``: each listener's HTTP filter chain, who answers each kind of
+request, and every image the stack pulls."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+
+from .deploy import images, request_path
+from .tables import table
+
+
+def build(model, upstream: Path | None) -> dict:
+    paths, _ = request_path.walk(model, upstream)
+    return {
+        "gateways": [asdict(p) for p in paths],
+        "images": [asdict(i) for i in images.pulled(model)],
+    }
+
+
+def text(report: dict) -> str:
+    lines = []
+    for gateway in report["gateways"]:
+        auto = " or ".join(f'"{m}"' for m in gateway["auto_models"])
+        lines.append(
+            f"Gateway {gateway['gateway']}: HTTP filters of the listener, in order (simulated from Envoy Gateway v1.8.2 and AI Gateway v1.1.0)"
+        )
+        lines += [f"  {line}" for line in gateway["chain"]]
+        lines.append(f"Request paths (clients send model {auto} to let the router choose):")
+        lines.append(table(["request", "what answers"], [list(row) for row in gateway["rows"]]))
+        lines.append("")
+    rows = [[i["registry"], i["image"], i["used_by"]] for i in report["images"]]
+    lines.append(f"Images the cluster pulls ({len(rows)}):")
+    lines.append(table(["registry", "image", "used by"], rows))
+    return "\n".join(lines)
