@@ -190,12 +190,15 @@ def _render(node: Any, ctx: _Context) -> Any:
         if "$if" in node:
             branch = node.get("then", _OMIT) if ctx.holds(node["$if"]) else node.get("else", _OMIT)
             return branch if branch is _OMIT else _render(branch, ctx)
+        if "$concat" in node:
+            parts = [_render(part, ctx) for part in node["$concat"]]
+            return [item for part in parts if isinstance(part, list) for item in part]
         out = {}
         for key, child in node.items():
             rendered = _render(child, ctx)
             if rendered is _OMIT:
                 continue
-            if isinstance(child, dict) and "$value" in child and rendered in (None, {}, []):
+            if isinstance(child, dict) and ("$value" in child or "$concat" in child) and rendered in (None, {}, []):
                 continue  # Helm's `with`: an empty value leaves the key out
             out[key] = rendered
         return out

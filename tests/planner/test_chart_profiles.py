@@ -126,3 +126,18 @@ def test_value_markers_follow_helm_semantics():
     assert charts.render_profile(profile, "my-demo", "ns", {"enabled": False, "image": {"tag": "v2"}}).objects == []
     (obj,) = charts.render_profile(profile, "my-demo", "ns", {"image": {"tag": "v2"}}).objects
     assert obj["metadata"]["name"] == "my-demo" and obj["data"]["image"] == "repo:v2"
+
+
+def test_concat_joins_two_value_lists_and_leaves_an_empty_result_out():
+    """semantic-router's env then extraEnv (templates/deployment.yaml): before, extraEnv was dropped."""
+    env = {"$concat": [{"$value": "env", "default": [{"name": "A", "value": "1"}]}, {"$value": "extraEnv", "default": []}]}
+    profile = {
+        "chart": "demo",
+        "version": "1.0.0",
+        "fullname": "release",
+        "objects": [{"manifest": {"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"name": "x"}, "data": {"env": env}}}],
+    }
+    (obj,) = charts.render_profile(profile, "rel", "ns", {"extraEnv": [{"name": "B", "value": "2"}]}).objects
+    assert obj["data"]["env"] == [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]
+    (obj,) = charts.render_profile(profile, "rel", "ns", {"env": [], "extraEnv": []}).objects
+    assert "env" not in obj["data"]
