@@ -46,8 +46,12 @@ AIGW_EXTENSION = {"hostname": f"ai-gateway-controller.{AIGW_NAMESPACE}.svc.clust
 """The AI Gateway controller's extension server, which Envoy Gateway calls while translating xDS."""
 MODEL_HEADER = "x-ai-eg-model"
 """AIGW sets this header from the request body's ``model`` before routing."""
-CLIENT_ID_HEADER = "x-user-id"
-"""Envoy Gateway forwards the authenticated API key's client id in this header; budgets count per value."""
+CLIENT_ID_HEADER = "x-authz-user-id"
+"""Envoy Gateway writes the authenticated client (API key's client id, or the token's ``oid``) into this
+header, replacing whatever the client sent; budgets count per value. It is also the header the semantic
+router trusts as the caller's identity and scopes its semantic cache by
+(vllm-project/semantic-router@v0.3.0 src/semantic-router/pkg/headers/headers.go:320, pkg/cache/cache.go:62-79),
+so one client never gets another's cached answer."""
 REDIS_PORT = 6379
 REDIS_UID = 999
 """The ``redis`` user of the official alpine image."""
@@ -404,7 +408,13 @@ class AiGateway(pulumi.ComponentResource):
             "gateway.envoyproxy.io/v1alpha1",
             "ClientTrafficPolicy",
             gw,
-            {"targetRefs": [gateway_ref], "connection": {"bufferLimit": args.buffer_limit}},
+            {
+                "targetRefs": [gateway_ref],
+                "connection": {"bufferLimit": args.buffer_limit},
+                # Before any filter runs: a client-sent identity header is dropped, so the only value the
+                # budget and the router's cache see is the one authentication writes.
+                "headers": {"earlyRequestHeaders": {"remove": [CLIENT_ID_HEADER]}},
+            },
         )
         needs = []
         if args.auth == "api-key":

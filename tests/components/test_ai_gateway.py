@@ -321,6 +321,8 @@ def test_client_traffic_policy_raises_the_buffer_limit(default_build):
     assert obj(run, "ClientTrafficPolicy")["spec"] == {
         "targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "ai-gateway"}],
         "connection": {"bufferLimit": "50Mi"},
+        # A client cannot pose as another for budgets or the router's cache.
+        "headers": {"earlyRequestHeaders": {"remove": ["x-authz-user-id"]}},
     }
 
 
@@ -332,7 +334,7 @@ def test_security_policy_requires_an_api_key(default_build):
         "apiKeyAuth": {
             "credentialRefs": [{"name": "ai-gateway-client-keys"}],
             "extractFrom": [{"headers": ["authorization"]}],
-            "forwardClientIDHeader": "x-user-id",
+            "forwardClientIDHeader": "x-authz-user-id",
             "sanitize": True,
         },
     }
@@ -353,7 +355,7 @@ def test_entra_tokens_replace_api_keys(full_build):
                 "issuer": f"https://login.microsoftonline.com/{TENANT}/v2.0",
                 "audiences": ["api://ai-gateway"],
                 "remoteJWKS": {"uri": f"https://login.microsoftonline.com/{TENANT}/discovery/v2.0/keys"},
-                "claimToHeaders": [{"claim": "oid", "header": "x-user-id"}],
+                "claimToHeaders": [{"claim": "oid", "header": "x-authz-user-id"}],
             }
         ]
     }
@@ -377,7 +379,7 @@ def test_token_budget_per_client_per_hour(request, built, limit):
             "global": {
                 "rules": [
                     {
-                        "clientSelectors": [{"headers": [{"name": "x-user-id", "type": "Distinct"}]}],
+                        "clientSelectors": [{"headers": [{"name": "x-authz-user-id", "type": "Distinct"}]}],
                         "limit": {"requests": limit, "unit": "Hour"},
                         # Before: no shared, so each client had a bucket per model route.
                         "shared": True,

@@ -191,7 +191,7 @@ def test_the_chart_receives_the_config_rendered_from_these_args(dev):
 @pytest.mark.parametrize(
     "categories, prompt, model",
     [
-        # README: "Summarize this ticket in one sentence: ..." with model "vllm-sr/auto".
+        # README: "Summarize this ticket in one sentence: ..." with model "MoM".
         ({"other"}, "Summarize this ticket in one sentence: the printer is jammed again.", "llama-8b"),
         ({"math"}, "What is the derivative of x^3 sin x?", "gpt-5.5"),
         ({"law"}, "Is a verbal contract binding here?", "gpt-5.5"),

@@ -195,3 +195,19 @@ def test_every_image_of_the_gateway_path_is_listed_and_moves_with_one_setting():
         "acr.azurecr.io/library/redis:7.4.1-alpine",
         "acr.azurecr.io/otel/opentelemetry-collector-contrib:0.159.0",
     } <= gateway_path
+
+
+def test_a_missing_backend_credential_secret_is_a_blocker():
+    model = planned(run_stack(stack_config("dev"), "dev"))
+    model.objects[:] = [o for o in model.objects if not (o.kind == "Secret" and o.name == "aoai-gpt-5-5-entra-token")]
+    found = blockers(model, "request-path")
+    assert {f.object for f in found} == {"AIGatewayRoute rule x-ai-eg-model=gpt-5.5"}
+    assert "the credential Secret ai-gateway/aoai-gpt-5-5-entra-token does not exist" in found[0].message
+
+
+def test_a_backend_whose_service_is_missing_is_a_blocker():
+    model = planned(run_stack(stack_config("dev"), "dev"))
+    model.objects[:] = [o for o in model.objects if not (o.kind == "Service" and o.name == "llama-8b")]
+    found = blockers(model, "request-path")
+    assert {f.object for f in found} == {"AIGatewayRoute rule x-ai-eg-model=llama-8b"}
+    assert "no Service gpu-inference/llama-8b (nor a KAITO Workspace that creates it)" in found[0].message
