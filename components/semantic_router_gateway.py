@@ -80,6 +80,14 @@ class SemanticRouterGatewayArgs(StrictModel):
     router never downloads from the internet."""
 
 
+def _self_hosted(model: str, endpoint: str, usd_per_hour: float, tokens_per_second: float) -> router_config.RouterModel:
+    """A self-hosted router model priced at its hourly share over an assumed throughput (an estimate)."""
+    cost = round(router_config.self_hosted_cost_per_million(usd_per_hour, tokens_per_second), 4)
+    return router_config.RouterModel(
+        name=model, kind="self-hosted", endpoint=endpoint, prompt_usd_per_million=cost, completion_usd_per_million=cost
+    )
+
+
 class SemanticRouterGateway(pulumi.ComponentResource):
     """Outputs: ``endpoint`` (or ``address_command``), ``routes`` (model -> backend), ``cost_per_million``
     (model -> (prompt, completion) USD, estimates), ``grafana_endpoint`` and ``dashboard_import``."""
@@ -249,16 +257,8 @@ class SemanticRouterGateway(pulumi.ComponentResource):
                 )
             # A replica holds tp GPUs of a VM with more; charge it its share of the VM.
             share = hourly * service.fit.tp / service.pool_sku.gpus
-            cost = router_config.self_hosted_cost_per_million(share, args.self_hosted_tokens_per_second)
-            router_models.append(
-                router_config.RouterModel(
-                    name=service.served_model_name,
-                    kind="self-hosted",
-                    endpoint=f"{service.service_name}.{service.namespace}.svc.cluster.local:8000",
-                    prompt_usd_per_million=round(cost, 4),
-                    completion_usd_per_million=round(cost, 4),
-                )
-            )
+            endpoint = f"{service.service_name}.{service.namespace}.svc.cluster.local:8000"
+            router_models.append(_self_hosted(service.served_model_name, endpoint, share, args.self_hosted_tokens_per_second))
         for workspace in kaito.values():
             # KAITO runs one replica per node set: charge it all ``count`` nodes of its size.
             hourly = catalog.get_sku(workspace.instance_type).price_usd_per_hour
@@ -270,15 +270,9 @@ class SemanticRouterGateway(pulumi.ComponentResource):
                     workspace.service_name,
                     f"{workspace.instance_type} has no list price in the catalog, so its cost per token is unknown",
                 )
-            cost = router_config.self_hosted_cost_per_million(hourly * workspace.count, args.self_hosted_tokens_per_second)
+            endpoint = f"{workspace.service_name}.{workspace.namespace}.svc.cluster.local:{KAITO_SERVICE_PORT}"
             router_models.append(
-                router_config.RouterModel(
-                    name=workspace.served_model_name,
-                    kind="self-hosted",
-                    endpoint=f"{workspace.service_name}.{workspace.namespace}.svc.cluster.local:{KAITO_SERVICE_PORT}",
-                    prompt_usd_per_million=round(cost, 4),
-                    completion_usd_per_million=round(cost, 4),
-                )
+                _self_hosted(workspace.served_model_name, endpoint, hourly * workspace.count, args.self_hosted_tokens_per_second)
             )
         for deployment in args.azure_openai.deployments:
             router_models.append(

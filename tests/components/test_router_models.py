@@ -90,18 +90,17 @@ def fake_get(calls):
     return get
 
 
+def environment(monkeypatch, dest, models: str) -> None:
+    env = {"MODELS": models, "BLOB_ENDPOINT": "https://a.blob/", "CONTAINER": "c", "PREFIX": "p/", "DEST": str(dest)}
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+
+
 def test_the_script_copies_each_model_and_skips_what_is_there(fetch, monkeypatch, tmp_path):
     calls = []
     monkeypatch.setattr(fetch, "_get", fake_get(calls))
     monkeypatch.setattr(fetch, "fetch_token", lambda: "token")
-    for key, value in {
-        "MODELS": "m1",
-        "BLOB_ENDPOINT": "https://a.blob/",
-        "CONTAINER": "c",
-        "PREFIX": "p/",
-        "DEST": str(tmp_path),
-    }.items():
-        monkeypatch.setenv(key, value)
+    environment(monkeypatch, tmp_path, "m1")
     assert fetch.main() == 0
     assert (tmp_path / "m1" / "config.json").read_bytes() == b"{}"
     assert (tmp_path / "m1" / "model.safetensors").read_bytes() == b"wxyz"
@@ -114,14 +113,7 @@ def test_the_script_copies_each_model_and_skips_what_is_there(fetch, monkeypatch
 def test_the_script_fails_when_a_model_was_never_uploaded(fetch, monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(fetch, "_get", fake_get([]))
     monkeypatch.setattr(fetch, "fetch_token", lambda: "token")
-    for key, value in {
-        "MODELS": "m1,m2",
-        "BLOB_ENDPOINT": "https://a.blob/",
-        "CONTAINER": "c",
-        "PREFIX": "p/",
-        "DEST": str(tmp_path),
-    }.items():
-        monkeypatch.setenv(key, value)
+    environment(monkeypatch, tmp_path, "m1,m2")
     fetch.list_blobs = lambda endpoint, container, prefix, token: [] if "m2" in prefix else [("p/m1/config.json", 2)]
     assert fetch.main() == 1
     assert "no config.json for m2: upload each model directory to https://a.blob/c/p/<model>/" in capsys.readouterr().err
