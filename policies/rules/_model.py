@@ -121,18 +121,6 @@ def items(value: Any) -> list[Any]:
 
 # ---- workloads -------------------------------------------------------------------------------
 
-# Where each workload kind keeps its pod template(s).
-_TEMPLATE_PATHS: dict[str, list[tuple[str, ...]]] = {
-    "Pod": [()],
-    "Deployment": [("spec", "template")],
-    "StatefulSet": [("spec", "template")],
-    "DaemonSet": [("spec", "template")],
-    "ReplicaSet": [("spec", "template")],
-    "Job": [("spec", "template")],
-    "CronJob": [("spec", "jobTemplate", "spec", "template")],
-    "LeaderWorkerSet": [("spec", "leaderWorkerTemplate", "leaderTemplate"), ("spec", "leaderWorkerTemplate", "workerTemplate")],
-}
-
 CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
 
 
@@ -144,13 +132,17 @@ class PodTemplate:
     spec: Mapping[str, Any]
     unknown: bool = False
     """The whole pod spec is unknown during preview: nothing in it can be checked."""
+    moved: Mapping[int, str] = field(default_factory=dict)
+    """Containers the resource keeps outside ``spec.containers`` (an InferenceService's ``predictor.model``),
+    appended to ``spec["containers"]``: their indexes there and their real locations."""
 
     def containers(self) -> Iterator[tuple[str, Mapping[str, Any]]]:
         """Every container of every list, with a readable location (``containers[0] vllm``)."""
         for list_name in CONTAINER_LISTS:
             for index, container in enumerate(items(self.spec.get(list_name))):
                 if isinstance(container, Mapping):
-                    yield f"{self.path}{list_name}[{index}] {container.get('name', '?')}", container
+                    moved = self.moved.get(index) if list_name == "containers" else None
+                    yield f"{moved or f'{self.path}{list_name}[{index}]'} {container.get('name', '?')}", container
 
     @property
     def label(self) -> str:
@@ -163,22 +155,20 @@ class PodTemplate:
         """Parts of the pod spec a fail-closed rule cannot see during preview."""
         if self.unknown:
             return [f"{self.path.rstrip('.')}"]
-        return [f"{self.path}{name}" for name in CONTAINER_LISTS if is_unknown(self.spec.get(name))]
+        moved = [where for index, where in self.moved.items() if is_unknown(get(self.spec, "containers", index))]
+        return [f"{self.path}{name}" for name in CONTAINER_LISTS if is_unknown(self.spec.get(name))] + moved
 
 
 def pod_templates(resource: Resource) -> list[PodTemplate]:
-    kind = kube_kind(resource)
-    if kind not in _TEMPLATE_PATHS:
-        return []
+    """The pod templates of a resource of any kind (``_templates.TEMPLATE_KINDS``); empty for other kinds."""
+    from ._templates import templates_of  # here, not at the top: _templates imports this module
+
     result = []
-    for path in _TEMPLATE_PATHS[kind]:
-        template = get(resource.props, *path) if path else resource.props
-        spec = get(template, "spec")
-        location = ".".join((*path, "spec", ""))
-        if isinstance(spec, Mapping):
-            result.append(PodTemplate(resource, location, get(template, "metadata", default={}) or {}, spec))
-        elif is_unknown(spec):
-            result.append(PodTemplate(resource, location, {}, {}, unknown=True))
+    for found in templates_of(resource.type, resource.props):
+        if isinstance(found.spec, Mapping):
+            result.append(PodTemplate(resource, found.path, found.metadata, found.spec, moved=found.moved))
+        elif is_unknown(found.spec):
+            result.append(PodTemplate(resource, found.path, {}, {}, unknown=True))
     return result
 
 
@@ -314,6 +304,8 @@ class StackIndex:
                     continue
                 if is_unknown(name):
                     classes = {UNKNOWN_CLASS}
+                elif not isinstance(name, str):
+                    classes = set()  # not a name the API server accepts; schema validation reports it
                 elif is_unknown(namespace):
                     classes = {UNKNOWN_CLASS}.union(*(c for (_, n), c in table.items() if n == name))
                 else:

@@ -17,11 +17,9 @@ from ._model import (
     GPU_TAINT,
     StackIndex,
     Violation,
-    get,
     gpu_resource_names,
     is_unknown,
     items,
-    kube_kind,
     parse_taint,
     pod_templates,
     pools,
@@ -32,13 +30,17 @@ NAME = "gpu-taints-and-tolerations"
 
 
 def gpu_device_classes(index: StackIndex) -> set[str]:
-    classes = set(GPU_DEVICE_CLASSES)
-    for r in index.resources:
-        if kube_kind(r) == "DeviceClass":
-            expressions = " ".join(str(get(s, "cel", "expression", default="")) for s in items(get(r.props, "spec", "selectors")))
-            if "gpu.nvidia.com" in expressions:
-                classes.add(get(r.props, "metadata", "name", default=r.name))
-    return classes
+    """Names of the device classes that select GPUs.
+
+    A DeviceClass in the stack is judged by its selectors (``_device_classes.classify``: the NVIDIA,
+    MIG or AMD GPU drivers' devices), whatever its name; ``gpu.nvidia.com`` and ``mig.nvidia.com``
+    count by name when their DeviceClass is absent or its selectors are unknown during preview.
+    """
+    from ._device_classes import class_kinds
+
+    kinds = class_kinds(index)
+    selecting = {name for name, selected in kinds.items() if selected is not None and "gpu" in selected}
+    return selecting | {name for name in GPU_DEVICE_CLASSES if kinds.get(name) is None}
 
 
 def _check(index: StackIndex, config: dict):
@@ -54,6 +56,7 @@ def _check(index: StackIndex, config: dict):
                 pool.resource,
                 f"{pool.where}: GPU pool {pool.name!r} ({pool.vm_size}) lacks the taint {taint!r}; nodeTaints: {shown}",
             )
+    yield from _nodepools(index, taint)
     gpu_classes = gpu_device_classes(index)
     for r in index.resources:
         for template in pod_templates(r):
@@ -76,6 +79,24 @@ def _check(index: StackIndex, config: dict):
                     f"{template.label}: requests GPUs ({asked}) but does not tolerate {taint!r}; add tolerations: "
                     f"[{{key: {key}, operator: Equal, value: {value}, effect: {effect}}}]",
                 )
+
+
+def _nodepools(index: StackIndex, taint: str):
+    """Karpenter NodePools (AKS node auto-provisioning) whose requirements select GPU VM sizes are GPU pools too:
+    their ``spec.template.spec.taints`` carry the taint. Unknown requirements are skipped; unknown taints fail closed."""
+    from ._templates import nodepool_gpu_selection, nodepool_taints
+
+    for r in index.resources:
+        selection = nodepool_gpu_selection(r)
+        taints = nodepool_taints(r) if selection else None
+        if selection and (is_unknown(taints) or taint not in items(taints)):
+            shown = "unknown during preview (fails closed)" if is_unknown(taints) else (list(items(taints)) or "none")
+            yield Violation(
+                NAME,
+                r,
+                f"{r.label} spec.template.spec.taints: NodePool selecting GPU sizes ({selection}) lacks the taint "
+                f"{taint!r}; taints: {shown}",
+            )
 
 
 RULE = Rule(
