@@ -9,7 +9,8 @@ admission and this rule is the compensating control. Unknown values fail closed.
 from __future__ import annotations
 
 from . import Rule
-from ._model import Exemption, StackIndex, Violation, get, is_unknown, items, pod_templates, rdma_containers
+from ._device_classes import by_name_note, class_kinds, rdma_containers
+from ._model import Exemption, StackIndex, Violation, get, is_unknown, items, pod_templates
 
 NAME = "ipc-lock-without-privileged"
 
@@ -44,6 +45,7 @@ def exempting(agents: list[dict], namespace: object, image: object) -> dict | No
 
 def _check(index: StackIndex, config: dict):
     allowed = set(config["allowed_capabilities"]) | {"IPC_LOCK"}
+    kinds = class_kinds(index)
     for r in index.resources:
         namespace = get(r.props, "metadata", "namespace")
         for template in pod_templates(r):
@@ -64,11 +66,12 @@ def _check(index: StackIndex, config: dict):
                     yield Violation(
                         NAME, r, f"{template.where(where)}: securityContext.privileged {state}; grant single capabilities instead"
                     )
-            for where, container, certain in rdma_containers(index, template, possibly=True):
+            for use in rdma_containers(index, template, possibly=True, kinds=kinds):
+                where, container, certain = use.where, use.container, use.certain
                 problems = _rdma_problems(get(container, "securityContext", default={}), allowed)
                 if problems:
                     claim = (
-                        "claims RDMA NICs"
+                        "claims RDMA NICs" + by_name_note([use])
                         if certain
                         else "may claim RDMA NICs (its claims are unknown during preview; fails closed)"
                     )

@@ -8,15 +8,18 @@ A value from ``valueFrom`` is unknown here and skipped.
 from __future__ import annotations
 
 from . import Rule
-from ._model import StackIndex, Violation, env_value, is_unknown, items, pod_templates, rdma_containers
+from ._device_classes import by_name_note, class_kinds, rdma_containers
+from ._model import StackIndex, Violation, env_value, is_unknown, items, pod_templates
 
 NAME = "nccl-infiniband-enabled"
 
 
 def _check(index: StackIndex, config: dict):
+    kinds = class_kinds(index)
     for r in index.resources:
         for template in pod_templates(r):
-            for where, container, _ in rdma_containers(index, template):
+            for use in rdma_containers(index, template, kinds=kinds):
+                where, container = use.where, use.container
                 value = env_value(container, "NCCL_IB_DISABLE")
                 if is_unknown(value) or value == "0":
                     continue
@@ -31,7 +34,8 @@ def _check(index: StackIndex, config: dict):
                     if value
                     else "does not set NCCL_IB_DISABLE=0"
                 )
-                yield Violation(NAME, r, f"{template.where(where)} claims RDMA NICs but {problem}; set NCCL_IB_DISABLE=0")
+                claims = "claims RDMA NICs" + by_name_note([use])
+                yield Violation(NAME, r, f"{template.where(where)} {claims} but {problem}; set NCCL_IB_DISABLE=0")
 
 
 RULE = Rule(

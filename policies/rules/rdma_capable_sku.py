@@ -3,19 +3,26 @@
 Seed 004: only sizes with a lower-case ``r`` among the capability letters (``ND96isr``) have the
 InfiniBand back end; "do not select a general-purpose GPU SKU only because it has NVIDIA GPUs".
 A pool serves RDMA work when it is labelled ``aks-gpu-inference/rdma=true``, or when a pod that
-claims ``dranet.net`` NICs selects it through ``kubernetes.azure.com/agentpool``. Such a pod must
-select a pool; a pool outside the stack cannot be checked and is skipped. Unknown sizes, labels or
-selectors fail closed.
+claims RDMA NICs (a device class whose selectors take DRANET's ``rdma`` NICs, see
+``_device_classes``) is pinned to it. Such a pod must be pinned: ``nodeSelector``
+``kubernetes.azure.com/agentpool: <pool>``, or a required node affinity every term of which has
+``kubernetes.azure.com/agentpool In [<pools>]``. A pool outside the stack cannot be checked and is
+skipped. Unknown sizes, labels or selectors fail closed.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from components import catalog
 
 from . import Rule
-from ._model import AGENTPOOL_LABEL, RDMA_LABEL, StackIndex, Violation, get, is_unknown, pod_templates, pools, rdma_containers
+from ._device_classes import by_name_note, class_kinds, rdma_containers
+from ._model import AGENTPOOL_LABEL, RDMA_LABEL, UNKNOWN, StackIndex, Violation, get, is_unknown, items, pod_templates, pools
 
 NAME = "rdma-capable-sku"
+PIN_HINT = f"set nodeSelector {AGENTPOOL_LABEL}: <rdma pool> (or a required node affinity {AGENTPOOL_LABEL} In [<rdma pools>])"
 
 
 def _size_problem(vm_size) -> str | None:
@@ -24,6 +31,48 @@ def _size_problem(vm_size) -> str | None:
     if not isinstance(vm_size, str) or not catalog.is_rdma_capable(vm_size):
         return f"is {vm_size!r}, which has no RDMA back end; use an ND size with 'r' in its capability letters such as Standard_ND96isr_H100_v5"
     return None
+
+
+def pinned_pools(spec: Mapping[str, Any]) -> set[str] | Any | None:
+    """The agent pools a pod spec can only run on; None if it is not pinned, ``UNKNOWN`` if that is unknown.
+
+    ``nodeSelector`` on ``kubernetes.azure.com/agentpool`` pins one pool. A required node affinity
+    pins when every ``nodeSelectorTerms`` entry (terms are ORed) has an ``In`` expression on that key
+    (expressions within a term are ANDed, so several narrow each other): the union over the terms.
+    """
+    selected = get(spec, "nodeSelector", AGENTPOOL_LABEL)
+    if isinstance(selected, str):
+        return {selected}
+    affinity = _affinity_pools(spec)
+    if isinstance(affinity, set):
+        return affinity
+    return UNKNOWN if is_unknown(selected) or is_unknown(affinity) else None
+
+
+def _affinity_pools(spec: Mapping[str, Any]) -> set[str] | Any | None:
+    path = ("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
+    terms = get(spec, *path)
+    if is_unknown(terms):
+        return UNKNOWN
+    if not items(terms):
+        return None
+    pools: set[str] = set()
+    for term in items(terms):
+        term_pools: set[str] | None = None
+        unknown = is_unknown(term) or is_unknown(get(term, "matchExpressions"))
+        for expression in items(get(term, "matchExpressions")):
+            key, operator, values = (get(expression, field) for field in ("key", "operator", "values"))
+            if is_unknown(key) or (key == AGENTPOOL_LABEL and (is_unknown(operator) or is_unknown(values))):
+                unknown = True
+            elif key == AGENTPOOL_LABEL and operator == "In":
+                if any(is_unknown(v) for v in items(values)):
+                    return UNKNOWN
+                named = {v for v in items(values) if isinstance(v, str)}
+                term_pools = named if term_pools is None else term_pools & named
+        if term_pools is None:
+            return UNKNOWN if unknown else None  # this term admits nodes of any pool
+        pools |= term_pools
+    return pools
 
 
 def _check(index: StackIndex, config: dict):
@@ -36,6 +85,7 @@ def _check(index: StackIndex, config: dict):
                     f"labelled {RDMA_LABEL}=true" if label == "true" else f"whose {RDMA_LABEL} label is unknown during preview"
                 )
                 yield Violation(NAME, pool.resource, f"{pool.where}: pool {labelled} has a vmSize that {problem}")
+    kinds = class_kinds(index)
     for r in index.resources:
         for template in pod_templates(r):
             if template.unknown:
@@ -45,32 +95,33 @@ def _check(index: StackIndex, config: dict):
                     f"{r.label}: the pod spec is unknown during preview, so its RDMA claims and pool cannot be checked (fails closed)",
                 )
                 continue
-            found = rdma_containers(index, template, possibly=True)
+            found = rdma_containers(index, template, possibly=True, kinds=kinds)
             if not found:
                 continue
             claims = (
-                "claims dranet.net RDMA NICs"
-                if any(certain for _, _, certain in found)
+                "claims RDMA NICs" + by_name_note(found)
+                if any(use.certain for use in found)
                 else "may claim RDMA NICs (claims unknown during preview; fails closed)"
             )
-            selected = get(template.spec, "nodeSelector", AGENTPOOL_LABEL)
-            if selected is None or is_unknown(selected):
+            pinned = pinned_pools(template.spec)
+            if pinned is None or is_unknown(pinned):
                 pin = (
                     "its pool selector is unknown during preview (fails closed)"
-                    if is_unknown(selected)
+                    if is_unknown(pinned)
                     else "does not pin an RDMA pool"
                 )
-                yield Violation(NAME, r, f"{template.label}: {claims} but {pin}; set nodeSelector {AGENTPOOL_LABEL}: <rdma pool>")
+                yield Violation(NAME, r, f"{template.label}: {claims} but {pin}; {PIN_HINT}")
                 continue
-            pool = index.pools_by_name.get(selected)
-            problem = pool and _size_problem(pool.vm_size)
-            if problem:
-                yield Violation(NAME, r, f"{template.label}: {claims} on pool {selected!r}, whose vmSize {problem}")
+            for selected in sorted(pinned):
+                pool = index.pools_by_name.get(selected)
+                problem = pool and _size_problem(pool.vm_size)
+                if problem:
+                    yield Violation(NAME, r, f"{template.label}: {claims} on pool {selected!r}, whose vmSize {problem}")
 
 
 RULE = Rule(
     name=NAME,
-    description="Pools that serve RDMA work (labelled for RDMA, or selected by pods claiming dranet.net NICs) are RDMA-capable ND sizes.",
+    description="Pools that serve RDMA work (labelled for RDMA, or pinned by pods claiming RDMA NICs) are RDMA-capable ND sizes.",
     enforcement="mandatory",
     scope="stack",
     unknowns="fails closed",

@@ -5,6 +5,7 @@ import pytest
 from policies.rules._model import UNKNOWN
 from policies.rules.ipc_lock_without_privileged import RULE
 
+from ._device_class_fixtures import BY_NAME, FAST_NICS, GPU_CEL, class_stack
 from ._fixtures import (
     HARDENED,
     NS,
@@ -49,7 +50,8 @@ def gpu_only(kind):
 
 
 PRIV = "{label} {tpl}%s: securityContext.privileged is true; grant single capabilities instead"
-RDMA = "{label} {tpl}containers[0] vllm claims RDMA NICs: "
+RDMA = "{label} {tpl}containers[0] vllm claims RDMA NICs" + BY_NAME + ": "
+RESOLVED = "{label} {tpl}containers[0] vllm claims RDMA NICs: "
 MAY_RDMA = "{label} {tpl}containers[0] vllm may claim RDMA NICs (its claims are unknown during preview; fails closed): "
 ADD_UNKNOWN = "capabilities.add is unknown during preview (fails closed)"
 DROP_UNKNOWN = "capabilities.drop is unknown during preview (fails closed)"
@@ -276,6 +278,37 @@ CASES = [
     Case(
         "container whose claims are unknown in a pod without RDMA claims needs nothing",
         lambda kind: rdma_stack(kind, rdma_spec(container(resources={"claims": UNKNOWN}), resourceClaims=[])),
+        over=("Deployment",),
+    ),
+    # device classes are judged by their selectors, not their names
+    Case(
+        f"custom-named class {FAST_NICS} selecting dra.net RDMA NICs: hardened passes",
+        lambda kind: class_stack(kind, rdma_spec(rdma_container())),
+        over=WORKLOAD_KINDS,
+    ),
+    Case(
+        f"custom-named class {FAST_NICS} selecting dra.net RDMA NICs: no IPC_LOCK fails",
+        lambda kind: class_stack(kind, rdma_spec(rdma_container(security=None))),
+        per_template=(RESOLVED + ALL_PROBLEMS,),
+        over=WORKLOAD_KINDS,
+    ),
+    Case(
+        "DeviceClass dranet.net in the stack: the message has no by-name note",
+        lambda kind: class_stack(kind, rdma_spec(rdma_container(security=None)), device_class="dranet.net"),
+        per_template=(RESOLVED + ALL_PROBLEMS,),
+        over=("Deployment",),
+    ),
+    Case(
+        "a class named dranet.net that selects GPUs is not RDMA: no IPC_LOCK needed",
+        lambda kind: class_stack(
+            kind, rdma_spec(rdma_container(security=None)), device_class="dranet.net", expressions=(GPU_CEL,)
+        ),
+        over=WORKLOAD_KINDS,
+    ),
+    Case(
+        "a DeviceClass whose selector is unknown during preview may select RDMA NICs (fails closed)",
+        lambda kind: class_stack(kind, rdma_spec(rdma_container(security=None)), expressions=(UNKNOWN,)),
+        per_template=(MAY_RDMA + ALL_PROBLEMS,),
         over=("Deployment",),
     ),
 ]

@@ -5,6 +5,7 @@ import pytest
 from policies.rules._model import UNKNOWN
 from policies.rules.nccl_ib import RULE
 
+from ._device_class_fixtures import BY_NAME, FAST_NICS, GPU_CEL, class_stack
 from ._fixtures import (
     WORKLOAD_KINDS,
     Case,
@@ -28,7 +29,7 @@ def env(*entries):
     return lambda kind: rdma_stack(kind, rdma_spec(rdma_container(nccl=None, env=list(entries))))
 
 
-RDMA = "{label} {tpl}containers[0] vllm claims RDMA NICs but "
+RDMA = "{label} {tpl}containers[0] vllm claims RDMA NICs" + BY_NAME + " but "
 FIX = "; set NCCL_IB_DISABLE=0"
 CASES = [
     Case("NCCL_IB_DISABLE=0", nccl("0"), over=WORKLOAD_KINDS),
@@ -70,7 +71,7 @@ CASES = [
     Case(
         "an RDMA initContainer is checked",
         lambda kind: rdma_stack(kind, rdma_spec(rdma_container(), initContainers=[rdma_container("init", nccl="1")])),
-        per_template=("{label} {tpl}initContainers[0] init claims RDMA NICs but sets NCCL_IB_DISABLE=1",),
+        per_template=("{label} {tpl}initContainers[0] init claims RDMA NICs" + BY_NAME + " but sets NCCL_IB_DISABLE=1",),
         over=WORKLOAD_KINDS,
     ),
     Case(
@@ -108,6 +109,23 @@ CASES = [
     Case(
         "unknown pod claims are skipped",
         lambda kind: rdma_stack(kind, rdma_spec(rdma_container(nccl="1"), resourceClaims=UNKNOWN)),
+        over=WORKLOAD_KINDS,
+    ),
+    # device classes are judged by their selectors, not their names
+    Case(
+        f"custom-named class {FAST_NICS} selecting RDMA NICs: NCCL_IB_DISABLE=0",
+        lambda kind: class_stack(kind),
+        over=WORKLOAD_KINDS,
+    ),
+    Case(
+        f"custom-named class {FAST_NICS} selecting RDMA NICs: NCCL_IB_DISABLE=1",
+        lambda kind: class_stack(kind, rdma_spec(rdma_container(nccl="1"))),
+        per_template=("{label} {tpl}containers[0] vllm claims RDMA NICs but sets NCCL_IB_DISABLE=1, which forces TCP" + FIX,),
+        over=WORKLOAD_KINDS,
+    ),
+    Case(
+        "a class named dranet.net that selects GPUs is not RDMA",
+        lambda kind: class_stack(kind, rdma_spec(rdma_container(nccl="1")), device_class="dranet.net", expressions=(GPU_CEL,)),
         over=WORKLOAD_KINDS,
     ),
 ]

@@ -2,14 +2,17 @@
 
 import pytest
 
-from policies.rules._model import RDMA_LABEL, UNKNOWN
+from policies.rules._model import AGENTPOOL_LABEL, GPU_TAINT, RDMA_LABEL, UNKNOWN
 from policies.rules.rdma_capable_sku import RULE
 
+from ._device_class_fixtures import BY_NAME, FAST_NICS, GPU_CEL, class_stack, node_affinity, pool_affinity
 from ._fixtures import (
     POOL_STYLES,
+    RDMA_POOL,
     RDMA_TEMPLATE,
     WORKLOAD_KINDS,
     Case,
+    agent_pool,
     analyzer_params,
     check_analyzer,
     check_pure,
@@ -47,12 +50,20 @@ def pod_on_pool(style):
 
 
 ON_NC_POOL = (
-    "{label}: claims dranet.net RDMA NICs on pool 'ndh100', whose vmSize is 'Standard_NC24ads_A100_v4', " + NO_RDMA_BACKEND
+    "{label}: claims RDMA NICs" + BY_NAME + " on pool 'ndh100', whose vmSize is 'Standard_NC24ads_A100_v4', " + NO_RDMA_BACKEND
 )
-PIN = "; set nodeSelector kubernetes.azure.com/agentpool: <rdma pool>"
-UNPINNED = "{label}: claims dranet.net RDMA NICs but does not pin an RDMA pool" + PIN
+PIN = "; set nodeSelector kubernetes.azure.com/agentpool: <rdma pool> (or a required node affinity kubernetes.azure.com/agentpool In [<rdma pools>])"
+UNPINNED = "{label}: claims RDMA NICs" + BY_NAME + " but does not pin an RDMA pool" + PIN
 LABELLED_POOL = "{pool}: pool labelled aks-gpu-inference/rdma=true has a vmSize that is "
 MAY_CLAIM = "{label}: may claim RDMA NICs (claims unknown during preview; fails closed)"
+
+
+def with_nc_pool(kind, spec):
+    """The RDMA stack plus a second, NC pool ``nc``, with the pod spec replaced."""
+    return [*rdma_stack(kind, spec), agent_pool("nc", NC, taints=[GPU_TAINT])]
+
+
+RESOLVED_ON_NC = "{label}: claims RDMA NICs on pool 'ndh100', whose vmSize is 'Standard_NC24ads_A100_v4', " + NO_RDMA_BACKEND
 
 CASES = [
     Case("compliant", rdma_stack, over=WORKLOAD_KINDS),
@@ -95,7 +106,7 @@ CASES = [
     Case(
         "rdma pod on a pool of any style",
         pod_on_pool,
-        once=("Deployment llm/engine: claims dranet.net RDMA NICs on pool 'gpu'",),
+        once=("Deployment llm/engine: claims RDMA NICs" + BY_NAME + " on pool 'gpu'",),
         over=POOL_STYLES,
     ),
     Case("rdma pod without nodeSelector", rdma_pod(pool=None), per_template=(UNPINNED,), over=WORKLOAD_KINDS),
@@ -168,7 +179,7 @@ CASES = [
         "rdma pod on a pool with unknown vmSize",
         lambda kind: rdma_stack(kind, vm_size=UNKNOWN, labels={}),
         per_template=(
-            "{label}: claims dranet.net RDMA NICs on pool 'ndh100', whose vmSize is unknown during preview (fails closed)",
+            "{label}: claims RDMA NICs" + BY_NAME + " on pool 'ndh100', whose vmSize is unknown during preview (fails closed)",
         ),
         over=WORKLOAD_KINDS,
     ),
@@ -176,7 +187,7 @@ CASES = [
         "rdma pod with unknown pool selector",
         rdma_pod(nodeSelector={"kubernetes.azure.com/agentpool": UNKNOWN}),
         per_template=(
-            "{label}: claims dranet.net RDMA NICs but its pool selector is unknown during preview (fails closed)" + PIN,
+            "{label}: claims RDMA NICs" + BY_NAME + " but its pool selector is unknown during preview (fails closed)" + PIN,
         ),
         over=WORKLOAD_KINDS,
     ),
@@ -184,7 +195,7 @@ CASES = [
         "rdma pod with unknown nodeSelector",
         rdma_pod(nodeSelector=UNKNOWN),
         per_template=(
-            "{label}: claims dranet.net RDMA NICs but its pool selector is unknown during preview (fails closed)" + PIN,
+            "{label}: claims RDMA NICs" + BY_NAME + " but its pool selector is unknown during preview (fails closed)" + PIN,
         ),
         over=("Deployment",),
     ),
@@ -228,6 +239,126 @@ CASES = [
     Case(
         "rdma pod whose container claims are unknown on an RDMA pool passes",
         lambda kind: rdma_stack(kind, rdma_spec(rdma_container(resources={"limits": {"nvidia.com/gpu": 8}, "claims": UNKNOWN}))),
+        over=("Deployment",),
+    ),
+    # device classes are judged by their selectors, not their names
+    Case(f"custom-named class {FAST_NICS} selecting RDMA NICs on an RDMA pool", class_stack, over=WORKLOAD_KINDS),
+    Case(
+        f"custom-named class {FAST_NICS} selecting RDMA NICs on an NC pool",
+        lambda kind: class_stack(kind, vm_size=NC, labels={}),
+        per_template=(RESOLVED_ON_NC,),
+        over=WORKLOAD_KINDS,
+    ),
+    Case(
+        f"custom-named class {FAST_NICS} selecting RDMA NICs, unpinned",
+        lambda kind: class_stack(kind, rdma_spec(pool=None)),
+        per_template=("{label}: claims RDMA NICs but does not pin an RDMA pool" + PIN,),
+        over=WORKLOAD_KINDS,
+    ),
+    Case(
+        "DeviceClass dranet.net in the stack: the message has no by-name note",
+        lambda kind: class_stack(kind, device_class="dranet.net", vm_size=NC, labels={}),
+        per_template=(RESOLVED_ON_NC,),
+        over=("Deployment",),
+    ),
+    Case(
+        "a class named dranet.net that selects GPUs is not RDMA",
+        lambda kind: class_stack(kind, device_class="dranet.net", expressions=(GPU_CEL,), vm_size=NC, labels={}),
+        over=WORKLOAD_KINDS,
+    ),
+    Case(
+        "a DeviceClass whose selector is unknown during preview may select RDMA NICs (fails closed)",
+        lambda kind: class_stack(kind, expressions=(UNKNOWN,), vm_size=NC, labels={}),
+        per_template=(MAY_CLAIM + " on pool 'ndh100', whose vmSize is 'Standard_NC24ads_A100_v4', " + NO_RDMA_BACKEND,),
+        over=("Deployment",),
+    ),
+    # pinned by required node affinity on kubernetes.azure.com/agentpool
+    Case("agentpool affinity pins an RDMA pool", rdma_pod(pool=None, affinity=pool_affinity(RDMA_POOL)), over=WORKLOAD_KINDS),
+    Case(
+        "agentpool affinity pins an NC pool",
+        lambda kind: rdma_stack(kind, rdma_spec(pool=None, affinity=pool_affinity(RDMA_POOL)), vm_size=NC, labels={}),
+        per_template=(ON_NC_POOL,),
+        over=WORKLOAD_KINDS,
+    ),
+    Case(
+        f"custom-named class {FAST_NICS} pinned by agentpool affinity to an RDMA pool",
+        lambda kind: class_stack(kind, rdma_spec(pool=None, affinity=pool_affinity(RDMA_POOL))),
+        over=WORKLOAD_KINDS,
+    ),
+    Case(
+        "agentpool affinity over two pools checks each: the NC one fails",
+        lambda kind: with_nc_pool(kind, rdma_spec(pool=None, affinity=pool_affinity(RDMA_POOL, "nc"))),
+        per_template=("{label}: claims RDMA NICs" + BY_NAME + " on pool 'nc', whose vmSize is 'Standard_NC24ads_A100_v4'",),
+        over=WORKLOAD_KINDS,
+    ),
+    Case(
+        "agentpool affinity in two terms (ORed) checks each pool",
+        lambda kind: with_nc_pool(
+            kind,
+            rdma_spec(
+                pool=None, affinity=node_affinity([(AGENTPOOL_LABEL, "In", [RDMA_POOL])], [(AGENTPOOL_LABEL, "In", ["nc"])])
+            ),
+        ),
+        per_template=("{label}: claims RDMA NICs" + BY_NAME + " on pool 'nc'",),
+        over=("Deployment",),
+    ),
+    Case(
+        "two agentpool expressions in one term (ANDed) narrow to the RDMA pool",
+        lambda kind: with_nc_pool(
+            kind,
+            rdma_spec(
+                pool=None,
+                affinity=node_affinity([(AGENTPOOL_LABEL, "In", [RDMA_POOL, "nc"]), (AGENTPOOL_LABEL, "In", [RDMA_POOL])]),
+            ),
+        ),
+        over=("Deployment",),
+    ),
+    Case(
+        "nodeSelector wins over a wider agentpool affinity",
+        lambda kind: with_nc_pool(kind, rdma_spec(affinity=pool_affinity(RDMA_POOL, "nc"))),
+        over=("Deployment",),
+    ),
+    Case(
+        "affinity with a non-agentpool key is not pinned",
+        rdma_pod(pool=None, affinity=node_affinity([("kubernetes.io/hostname", "In", ["aks-ndh100-0"])])),
+        per_template=(UNPINNED,),
+        over=WORKLOAD_KINDS,
+    ),
+    Case(
+        "affinity where one term does not pin a pool is not pinned",
+        rdma_pod(
+            pool=None,
+            affinity=node_affinity([(AGENTPOOL_LABEL, "In", [RDMA_POOL])], [("sku", "In", ["gpu"])]),
+        ),
+        per_template=(UNPINNED,),
+        over=("Deployment",),
+    ),
+    Case(
+        "agentpool affinity with NotIn is not pinned",
+        rdma_pod(pool=None, affinity=node_affinity([(AGENTPOOL_LABEL, "NotIn", ["system"])])),
+        per_template=(UNPINNED,),
+        over=("Deployment",),
+    ),
+    Case(
+        "unknown affinity terms fail closed",
+        rdma_pod(
+            pool=None,
+            affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": UNKNOWN}}},
+        ),
+        per_template=(
+            "{label}: claims RDMA NICs" + BY_NAME + " but its pool selector is unknown during preview (fails closed)" + PIN,
+        ),
+        over=("Deployment",),
+    ),
+    Case(
+        "unknown agentpool affinity values fail closed",
+        rdma_pod(pool=None, affinity=node_affinity([(AGENTPOOL_LABEL, "In", UNKNOWN)])),
+        per_template=(("{label}: ", "its pool selector is unknown during preview (fails closed)"),),
+        over=("Deployment",),
+    ),
+    Case(
+        "an unknown expression beside an agentpool In still pins",
+        rdma_pod(pool=None, affinity=node_affinity([(AGENTPOOL_LABEL, "In", [RDMA_POOL]), (UNKNOWN, "In", ["x"])])),
         over=("Deployment",),
     ),
 ]

@@ -1,0 +1,287 @@
+"""What a DRA DeviceClass selects, judged by its CEL selectors instead of by its name.
+
+A claim names a DeviceClass (``deviceClassName``); what it gets is whatever the class's selectors
+(``spec.selectors[].cel.expression``, ANDed) admit. ``classify`` evaluates them with cel-python, as
+``planner.claims`` does, on synthetic devices shaped like the ResourceSlices the drivers publish:
+DRANET's NICs (``dra.net``: InfiniBand NICs with ``rdma: true`` per RDMA size of the catalog, the
+VNet NIC with ``rdma: false`` per size), the NVIDIA DRA driver's whole GPUs, MIG slices and VFIO
+GPUs (``gpu.nvidia.com``, one per catalog product and MIG profile), a ``mig.nvidia.com`` slice and
+AMD GPUs and partitions (``gpu.amd.com``). A class is
+
+* ``rdma`` when it admits an RDMA NIC and no non-RDMA NIC;
+* ``gpu`` when it admits a GPU device.
+
+When the selectors admit none of the synthetic devices (an attribute value the synthetic devices do
+not carry, a function cel-python lacks such as ``quantity()``) or do not compile, a textual
+recognizer decides instead: ``device.driver == "<driver>"`` (or ``in [...]``) naming ``dra.net``
+together with ``.rdma == true`` / ``["rdma"] == true`` means RDMA, naming ``gpu.nvidia.com``,
+``mig.nvidia.com`` or ``gpu.amd.com`` means GPUs. A claim whose class has no DeviceClass object in
+the stack (or the scanned set) is judged by its name, as before: ``dranet.net`` is RDMA,
+``gpu.nvidia.com`` and ``mig.nvidia.com`` are GPUs.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping
+from typing import Any, Literal, NamedTuple
+
+import celpy
+
+from components import catalog
+
+from ._model import (
+    GPU_DEVICE_CLASSES,
+    RDMA_DEVICE_CLASS,
+    UNKNOWN_CLASS,
+    PodTemplate,
+    StackIndex,
+    container_claims,
+    get,
+    is_unknown,
+    items,
+    kube_kind,
+)
+
+Kind = Literal["gpu", "rdma"]
+ClassKinds = dict[str, set[Kind] | None]
+"""DeviceClass name -> what it selects; None when its selectors are unknown during preview."""
+
+RDMA_DRIVER = "dra.net"
+NVIDIA_DRIVER = "gpu.nvidia.com"
+GPU_DRIVERS = (NVIDIA_DRIVER, "mig.nvidia.com", "gpu.amd.com")
+BY_NAME: dict[str, set[Kind]] = {RDMA_DEVICE_CLASS: {"rdma"}, **{name: {"gpu"} for name in GPU_DEVICE_CLASSES}}
+"""The judgement by class name, for a claim whose DeviceClass object is not at hand."""
+
+Role = Literal["rdma-nic", "nic", "gpu"]
+
+
+# ---- synthetic devices -------------------------------------------------------------------------
+
+
+def _nic(vm_size: str, if_name: str, rdma: bool, index: int) -> dict[str, Any]:
+    attributes: dict[str, Any] = {"rdma": rdma, "ifName": if_name, "pciAddress": f"0000:{index + 1:02x}:00.0", "numaNode": 0}
+    if rdma:
+        attributes["rdmaDevice"] = f"mlx5_{index}"
+    azure = {"vmSize": vm_size, "placementGroupId": "<synthetic placement group>"}
+    return {"name": if_name, "driver": RDMA_DRIVER, "attributes": {RDMA_DRIVER: attributes, "azure.dra.net": azure}}
+
+
+def _gpu(driver: str, name: str, **attributes: Any) -> dict[str, Any]:
+    return {"name": name, "driver": driver, "attributes": {driver: attributes}}
+
+
+def synthetic_devices() -> list[tuple[Role, dict[str, Any]]]:
+    """The devices classes are tried on, each with its role, as the CEL ``device`` variable.
+
+    As in Kubernetes (and ``planner.claims.cel_devices``), an attribute domain a device does not
+    publish reads as an empty map, so ``device.attributes["dra.net"].rdma`` is an error (no match)
+    on a GPU rather than an unknown key.
+    """
+    return list(_synthetic())
+
+
+@functools.cache
+def _synthetic() -> tuple[tuple[Role, dict[str, Any]], ...]:
+    skus = sorted(catalog.skus().values(), key=lambda s: s.name)
+    devices: list[tuple[Role, dict[str, Any]]] = []
+    for sku in skus:
+        if sku.rdma:
+            devices += [("rdma-nic", _nic(sku.name, f"ib{i}", True, i)) for i in range(max(1, sku.infiniband_nics))]
+        devices.append(("nic", _nic(sku.name, "eth0", False, 9)))
+    products = sorted({p for sku in skus for p in sku.product_names})
+    for n, product in enumerate(products):
+        base = {"productName": product, "brand": "Nvidia", "uuid": f"GPU-{n:08d}", "index": 0, "minor": 0}
+        devices.append(("gpu", _gpu(NVIDIA_DRIVER, f"gpu-{n}", type="gpu", **base)))
+        devices.append(("gpu", _gpu(NVIDIA_DRIVER, f"gpu-{n}-vfio", type="vfio", **base)))
+    migs = sorted({(p, profile) for sku in skus for p in sku.product_names for profile in sku.mig_profiles.values()})
+    for n, (product, profile) in enumerate(migs):
+        mig = {"type": "mig", "profile": profile, "productName": product, "brand": "Nvidia", "parentUUID": "GPU-0"}
+        devices.append(("gpu", _gpu(NVIDIA_DRIVER, f"gpu-0-mig-{n}", uuid=f"MIG-{n:08d}", **mig)))
+    legacy_mig = {"type": "mig", "profile": "1g.10gb", "productName": "NVIDIA A100 80GB PCIe", "parentUUID": "GPU-0"}
+    devices.append(("gpu", _gpu("mig.nvidia.com", "mig-0", uuid="MIG-legacy", **legacy_mig)))
+    amd = {"productName": "AMD Instinct MI300X", "deviceID": "0x74a1", "numaNode": 0}
+    devices.append(("gpu", _gpu("gpu.amd.com", "gpu-0-128", type="amdgpu", partitionProfile="spx_nps1", **amd)))
+    devices.append(("gpu", _gpu("gpu.amd.com", "gpu-0-129", type="amdgpu-partition", partitionProfile="cpx_nps4", **amd)))
+    domains = {domain for _, device in devices for domain in device["attributes"]}
+    result = []
+    for role, device in devices:
+        attributes = {domain: device["attributes"].get(domain, {}) for domain in sorted(domains)}
+        cel = celpy.json_to_cel({**device, "attributes": attributes, "capacity": {domain: {} for domain in sorted(domains)}})
+        result.append((role, cel))
+    return tuple(result)
+
+
+# ---- judging one DeviceClass -------------------------------------------------------------------
+
+_ENV = celpy.Environment()
+
+
+@functools.lru_cache(maxsize=512)
+def _program(expression: str) -> Any:
+    try:
+        return _ENV.program(_ENV.compile(expression))
+    except Exception:  # celpy raises parse errors of several kinds; the API server would reject the class
+        return None
+
+
+def _matches(program: Any, device: Any) -> bool:
+    """A selector on one device; an evaluation error is "no match", as in ``planner.claims.Selector``."""
+    try:
+        return bool(program.evaluate({"device": device}))
+    except Exception:  # CELEvalError and the odd TypeError of a mistyped comparison
+        return False
+
+
+_DRIVER_EQ = re.compile(r"""device\.driver\s*==\s*(["'])([^"']+)\1|(["'])([^"']+)\3\s*==\s*device\.driver""")
+_DRIVER_IN = re.compile(r"""device\.driver\s+in\s*\[([^\]]*)\]""")
+_RDMA_TRUE = re.compile(r"""(\.rdma|\[\s*["']rdma["']\s*\])\s*==\s*true\b""")
+
+
+def recognize(expression: str) -> set[Kind]:
+    """What a selector text names: drivers compared with ``device.driver``, and ``rdma == true``.
+
+    It reads no structure (``!``, ``||``), so it only decides when evaluation on the synthetic
+    devices admitted none of them.
+    """
+    drivers = {m[2] or m[4] for m in _DRIVER_EQ.finditer(expression)}
+    for listed in _DRIVER_IN.finditer(expression):
+        drivers |= {m[2] for m in re.finditer(r"""(["'])([^"']+)\1""", listed[1])}
+    kinds: set[Kind] = set()
+    if RDMA_DRIVER in drivers and _RDMA_TRUE.search(expression):
+        kinds.add("rdma")
+    if drivers & set(GPU_DRIVERS):
+        kinds.add("gpu")
+    return kinds
+
+
+@functools.lru_cache(maxsize=256)
+def _kinds(expressions: tuple[str, ...]) -> frozenset[Kind]:
+    programs = [_program(e) for e in expressions]
+    if all(p is not None for p in programs):
+        matched = {role for role, device in _synthetic() if all(_matches(p, device) for p in programs)}
+        if matched:
+            kinds: set[Kind] = set()
+            if "rdma-nic" in matched and "nic" not in matched:
+                kinds.add("rdma")
+            if "gpu" in matched:
+                kinds.add("gpu")
+            return frozenset(kinds)
+    return frozenset(recognize(" && ".join(f"({e})" for e in expressions)))
+
+
+def selector_expressions(device_class: Mapping[str, Any]) -> list[str] | None:
+    """The CEL expressions of a DeviceClass; None when any is unknown during preview."""
+    selectors = get(device_class, "spec", "selectors")
+    if is_unknown(selectors):
+        return None
+    expressions = []
+    for selector in items(selectors):
+        expression = get(selector, "cel", "expression")
+        if is_unknown(expression):
+            return None
+        if isinstance(expression, str):
+            expressions.append(expression)
+    return expressions
+
+
+def classify(device_class: Mapping[str, Any]) -> set[Kind] | None:
+    """What a DeviceClass object (its manifest or Pulumi inputs) selects: ``gpu``, ``rdma``, both or neither.
+
+    A class without selectors admits every device, GPUs included. None: its selectors are unknown
+    during preview, so it cannot be judged.
+    """
+    expressions = selector_expressions(device_class)
+    return None if expressions is None else set(_kinds(tuple(expressions)))
+
+
+def class_kinds(index: StackIndex) -> ClassKinds:
+    """Every DeviceClass of the stack (or scanned set), by name, with what it selects.
+
+    Two objects of one name (a stack and a chart rendering the same class) give the union; an
+    unknown one makes the name unknown.
+    """
+    found: ClassKinds = {}
+    for r in index.resources:
+        if kube_kind(r) != "DeviceClass":
+            continue
+        name = get(r.props, "metadata", "name", default=r.name)
+        if not isinstance(name, str):
+            continue
+        kinds = classify(r.props)
+        if name in found:
+            before = found[name]
+            kinds = None if before is None or kinds is None else before | kinds
+        found[name] = kinds
+    return found
+
+
+def judge(name: str, kinds: ClassKinds) -> tuple[set[Kind] | None, bool]:
+    """What a claim's class selects, and whether that was judged by its name (no DeviceClass object).
+
+    None: it cannot be known during preview (the claim's class, or the class's selectors).
+    """
+    if name == UNKNOWN_CLASS:
+        return None, False
+    if name in kinds:
+        return kinds[name], False
+    return set(BY_NAME.get(name, set())), True
+
+
+# ---- RDMA containers ---------------------------------------------------------------------------
+
+
+class RdmaContainer(NamedTuple):
+    where: str
+    container: Mapping[str, Any]
+    certain: bool
+    """False: it may claim RDMA NICs (its claims or their classes are unknown during preview)."""
+    by_name: tuple[str, ...] = ()
+    """The RDMA classes behind its claims that were judged by name, their DeviceClass not being at hand."""
+
+
+def rdma_containers(
+    index: StackIndex, template: PodTemplate, possibly: bool = False, kinds: ClassKinds | None = None
+) -> list[RdmaContainer]:
+    """Containers of a pod that consume a claim on a class selecting RDMA NICs.
+
+    With ``possibly``, containers whose claims (or their classes) cannot be resolved during preview
+    are included with ``certain=False``, for rules that fail closed. Pass ``kinds`` (``class_kinds``)
+    when checking many pods of one stack.
+    """
+    kinds = class_kinds(index) if kinds is None else kinds
+    certain: dict[str, set[str]] = {}
+    maybe: set[str] = set()
+    for claim, classes in index.pod_claim_classes(template).items():
+        for name in classes:
+            selected, named = judge(name, kinds)
+            if selected is None:
+                maybe.add(claim)
+            elif "rdma" in selected:
+                certain.setdefault(claim, set())
+                if named:
+                    certain[claim].add(name)
+    found = []
+    for where, container in template.containers():
+        claims = container_claims(container)
+        if claims is None:
+            # It may consume any of the pod's claims, or the pod's claims are unknown ("*").
+            if possibly and (certain or maybe):
+                found.append(RdmaContainer(where, container, False))
+            continue
+        claims.add("*")
+        if certain.keys() & claims:
+            by_name = sorted(set().union(*(certain[c] for c in certain.keys() & claims)))
+            found.append(RdmaContainer(where, container, True, tuple(by_name)))
+        elif possibly and maybe & claims:
+            found.append(RdmaContainer(where, container, False))
+    return found
+
+
+def by_name_note(found: list[RdmaContainer]) -> str:
+    """`` (class dranet.net judged by its name: ...)`` when some RDMA class had no DeviceClass object."""
+    names = sorted({name for use in found for name in use.by_name})
+    if not names:
+        return ""
+    return f" (class {', '.join(names)} judged by its name: its DeviceClass is not among the checked resources)"
