@@ -27,6 +27,7 @@ from components.models import (
     get_model,
 )
 
+from . import safe_json
 from .tables import table
 
 EXIT_OK, EXIT_NONE_FITS, EXIT_USAGE = 0, 1, 2
@@ -36,10 +37,12 @@ def load_model(spec: str) -> ModelFactsArgs:
     """A catalog model by Hugging Face id or KAITO preset, or a JSON file of ``ModelFactsArgs`` keys."""
     path = Path(spec)
     if spec.endswith(".json") and path.is_file():
+        # Bounded: UTF-8, at most 1 MiB, 20 levels, 30-digit integers, finite numbers, unique keys.
+        facts = safe_json.load_json(path, source=spec, max_bytes=2**20, max_depth=20)
+        if not isinstance(facts, dict):
+            raise ConfigError(f"{spec} holds invalid model facts", [f"expected a JSON object, got a {type(facts).__name__}"])
         try:
-            return ModelFactsArgs.model_validate(json.loads(path.read_text()))
-        except json.JSONDecodeError as err:
-            raise ConfigError(f"{spec} is not valid JSON", [str(err)]) from None
+            return ModelFactsArgs.model_validate(facts)
         except ValidationError as err:
             raise ConfigError(f"{spec} holds invalid model facts", validation_problems(err)) from None
     return get_model(spec)
@@ -107,8 +110,10 @@ def _fit_options(args: argparse.Namespace) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     """``aks-gpu fit``: print the options and return the exit code."""
-    if args.context is not None and args.context < 1:
-        print(f"error: --context {args.context}: must be a positive number of tokens", file=sys.stderr)
+    longest = next(m.le for m in ModelFactsArgs.model_fields["max_context"].metadata if getattr(m, "le", None))
+    if args.context is not None and not 1 <= args.context <= longest:
+        shown = args.context if len(str(args.context)) < 20 else f"{str(args.context)[:12]}..."
+        print(f"error: --context {shown}: must be a positive number of tokens, at most {longest:,}", file=sys.stderr)
         return EXIT_USAGE
     if not 0 < args.gpu_memory_utilization <= 1:
         print(f"error: --gpu-memory-utilization {args.gpu_memory_utilization}: must be in (0, 1]", file=sys.stderr)

@@ -7,10 +7,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from components.config import SECRET_KEYS
 from components.errors import ConfigError
+
+from . import safe_yaml
 
 
 @dataclass
@@ -37,10 +37,9 @@ def available_stacks(project_dir: Path) -> list[str]:
 
 
 def _load_yaml(path: Path) -> dict:
-    try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as err:
-        raise ConfigError(f"{path.name} is not valid YAML", [str(err).replace("\n", " ")]) from None
+    """A project or stack file, bounded (``planner.safe_yaml``): keys must be strings and unique,
+    numbers finite and at most 30 digits, values what JSON holds; aliases may not nest into themselves."""
+    data = safe_yaml.load(path, source=path.name, string_keys=True, finite_floats=True, plain=True) or {}
     if not isinstance(data, dict):
         raise ConfigError(f"{path.name} is not a mapping", [f"top level is a {type(data).__name__}"])
     return data
@@ -51,6 +50,8 @@ def read_stack(project_dir: Path, stack: str) -> StackFile:
     project = _load_yaml(project_dir / "Pulumi.yaml").get("name")
     if not project:
         raise ConfigError("Pulumi.yaml is invalid", ["name: required key is missing"])
+    if not isinstance(project, str):
+        raise ConfigError("Pulumi.yaml is invalid", [f"name={project!r}: expected the project name as a string"])
     path = project_dir / f"Pulumi.{stack}.yaml"
     if not path.is_file():
         stacks = ", ".join(available_stacks(project_dir)) or "none"
@@ -58,17 +59,21 @@ def read_stack(project_dir: Path, stack: str) -> StackFile:
     raw = _load_yaml(path).get("config") or {}
     if not isinstance(raw, dict):
         raise ConfigError(f"{path.name} is invalid", ["config: expected a mapping of keys to values"])
-    config, secret_keys = {}, []
+    config, secret_keys, secure_objects = {}, [], []
     for key, value in raw.items():
         full_key = key if ":" in key else f"{project}:{key}"
         if isinstance(value, dict) and set(value) == {"secure"}:
             # Stack secrets are encrypted with a key only the Pulumi backend holds.
             config[full_key] = f"<secret:{full_key}>"
             secret_keys.append(full_key)
+            if full_key == f"{project}:gateway_client_keys":  # an object secret, filled in below
+                secure_objects.append(full_key)
         elif isinstance(value, str):
             config[full_key] = value
         else:
             config[full_key] = json.dumps(value)
+    for full_key in secure_objects:
+        config[full_key] = _client_placeholders(project, config, full_key)
     placeholders = add_secret_placeholders(project, config, secret_keys)
     return StackFile(project_dir, project, stack, path, config, secret_keys, placeholders)
 
@@ -84,12 +89,17 @@ def add_secret_placeholders(project: str, config: dict[str, str], secret_keys: l
         full_key = f"{project}:{key}"
         if full_key not in config:
             placeholder = f"<secret:{full_key}>"
-            if key == "gateway_client_keys":  # an object secret: one placeholder per configured client
-                placeholder = json.dumps({client: placeholder for client in _gateway_clients(project, config)})
+            if key == "gateway_client_keys":
+                placeholder = _client_placeholders(project, config, full_key)
             config[full_key] = placeholder
             secret_keys.append(full_key)
             added.append(key)
     return added
+
+
+def _client_placeholders(project: str, config: dict[str, str], full_key: str) -> str:
+    """``gateway_client_keys`` is an object secret: one marked placeholder per configured client."""
+    return json.dumps({client: f"<secret:{full_key}>" for client in _gateway_clients(project, config)})
 
 
 def _gateway_clients(project: str, config: dict[str, str]) -> list[str]:

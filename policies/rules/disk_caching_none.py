@@ -25,7 +25,7 @@ def _check(index: StackIndex, config: dict):
             continue
         if not isinstance(parameters, Mapping):
             parameters = {}
-        caching = next((v for k, v in parameters.items() if k.lower() == "cachingmode"), None)
+        caching = next((v for k, v in parameters.items() if str(k).lower() == "cachingmode"), None)
         if caching != "None" and not is_unknown(caching):
             shown = "not set (the driver defaults to ReadOnly)" if caching is None else repr(caching)
             yield Violation(
