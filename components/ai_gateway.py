@@ -243,8 +243,9 @@ class AiGatewayArgs(StrictModel):
     """Audience the Entra tokens must carry (the app registration's client id or ``api://`` URI). Required
     with ``entra_tenant_id``."""
 
-    token_limit_per_hour: int = Field(1_000_000, ge=1)
-    """Tokens (input + output, as the model reports them) each client may use per hour. Default 1,000,000."""
+    token_limit_per_hour: int = Field(1_000_000, ge=1, le=4_294_967_295)
+    """Tokens (input + output, as the model reports them) each client may use per hour. Default 1,000,000;
+    at most 4,294,967,295, the ``BackendTrafficPolicy`` CRD's maximum for ``limit.requests`` (uint32)."""
 
     buffer_limit: str = Field("50Mi", pattern=r"^\d+(Ki|Mi)$")
     """Per-connection buffer and request buffer: the router and AIGW read whole request bodies; Envoy

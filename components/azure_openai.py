@@ -86,9 +86,10 @@ class OpenAIDeploymentArgs(StrictModel):
     per token, so pass their prices explicitly. Provisioned types are billed per hour, not per token,
     and are not offered here."""
 
-    capacity: int = Field(50, ge=1)
+    capacity: int = Field(50, ge=1, le=1_000_000)
     """Rate-limit quota in thousands of tokens per minute (50 = 50,000 TPM), drawn from the
-    subscription's per-region, per-model quota. Default 50; at least 1."""
+    subscription's per-region, per-model quota. Default 50; at least 1, at most 1,000,000 (a billion
+    TPM, far above any quota tier)."""
 
     version_upgrade_option: Literal["OnceCurrentVersionExpired", "OnceNewDefaultVersionAvailable", "NoAutoUpgrade"] = (
         "OnceCurrentVersionExpired"
@@ -97,12 +98,13 @@ class OpenAIDeploymentArgs(StrictModel):
     keep the pinned ``version`` (and the prices recorded for it) until it retires, then upgrade rather
     than stop serving. ``NoAutoUpgrade`` lets the deployment stop working at retirement."""
 
-    prompt_per_1m: float | None = Field(None, ge=0)
+    prompt_per_1m: float | None = Field(None, ge=0, le=10_000, allow_inf_nan=False)
     """USD per 1M prompt (input) tokens. Defaults from ``MODEL_PRICES`` (unverified, see
     ``PRICES_SOURCE``); required for a model not in that table."""
 
-    completion_per_1m: float | None = Field(None, ge=0)
-    """USD per 1M completion (output) tokens. Defaults like ``prompt_per_1m``."""
+    completion_per_1m: float | None = Field(None, ge=0, le=10_000, allow_inf_nan=False)
+    """USD per 1M completion (output) tokens. Defaults like ``prompt_per_1m``. Both are finite and at most
+    10,000 USD (list prices are below 1,000)."""
 
     @field_validator("name")
     @classmethod

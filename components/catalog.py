@@ -11,6 +11,7 @@ import difflib
 import json
 import re
 from dataclasses import dataclass, field
+from datetime import date
 from functools import cache
 from pathlib import Path
 
@@ -146,17 +147,34 @@ def skus() -> dict[str, GpuSku]:
     return result
 
 
+def is_retired(sku: GpuSku) -> bool:
+    """Whether a size is retired: by the catalog's ``retired`` date or, as of today, by the lifecycle table."""
+    if sku.retired:
+        return True
+    from . import lifecycle  # imports nothing back; the table has dated VM size retirements
+
+    status = lifecycle.status("vm_size", sku.name, date.today())
+    return status is not None and status.state == "retired"
+
+
+def close_sizes(vm_size: str, names: list[str] | None = None, n: int = 3) -> list[str]:
+    """Current catalog sizes (never a retired one) whose names are close to ``vm_size``, closest first."""
+    return difflib.get_close_matches(vm_size, names if names is not None else current_sizes(), n=n, cutoff=0.75)
+
+
 def get_sku(vm_size: str) -> GpuSku:
-    """Look up a GPU size by name; the error says why a name is not one and suggests close names."""
+    """Look up a GPU size by name; the error says why a name is not one and suggests close current
+    names (a retired size is never suggested: it cannot be created)."""
     catalog = skus()
     if vm_size in catalog:
         return catalog[vm_size]
-    by_lower = {name.lower(): name for name in catalog}
+    current = current_sizes()
+    by_lower = {name.lower(): name for name in current}
     if vm_size.lower() in by_lower:
         raise UnknownVmSizeError(
             f"{vm_size!r} is not a known size; did you mean {by_lower[vm_size.lower()]!r}? (names are case-sensitive)"
         )
-    close = difflib.get_close_matches(vm_size, catalog, n=3, cutoff=0.75)
+    close = close_sizes(vm_size, current)
     hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
     try:
         family = parse_vm_size(vm_size).family
@@ -165,17 +183,18 @@ def get_sku(vm_size: str) -> GpuSku:
     if family and not family.startswith("N"):
         return_msg = f"{vm_size!r} is not a GPU VM size (GPU sizes are N-series: NC, ND, NV){hint}"
     else:
-        return_msg = f"{vm_size!r} is not a GPU size in the catalog{hint}; known sizes: {', '.join(sorted(catalog))}"
+        return_msg = f"{vm_size!r} is not a GPU size in the catalog{hint}; known sizes: {', '.join(current)}"
     raise UnknownVmSizeError(return_msg)
 
 
 def get_current_sku(vm_size: str) -> GpuSku:
     """Like ``get_sku``, but a retired size is an error too (it cannot scale out or be created)."""
     sku = get_sku(vm_size)
-    if sku.retired:
-        raise UnknownVmSizeError(
-            f"{vm_size} was retired on {sku.retired} ({sku.retired_note}); choose a current size such as Standard_NC24ads_A100_v4"
-        )
+    if is_retired(sku):
+        when = f" on {sku.retired}" if sku.retired else ""
+        why = f" ({sku.retired_note})" if sku.retired_note else ""
+        similar = [s for s in close_sizes(vm_size, n=2) if s != vm_size] or ["Standard_NC24ads_A100_v4"]
+        raise UnknownVmSizeError(f"{vm_size} was retired{when}{why}; choose a current size such as {' or '.join(similar)}")
     return sku
 
 
@@ -213,12 +232,12 @@ def mig_resource_name(vm_size: str, mig_profile: str) -> str:
 
 
 def mig_capable_sizes() -> list[str]:
-    return sorted(name for name, sku in skus().items() if sku.mig_capable and not sku.retired)
+    return sorted(name for name, sku in skus().items() if sku.mig_capable and not is_retired(sku))
 
 
 def current_sizes() -> list[str]:
     """Sizes that are not retired, sorted by name."""
-    return sorted(name for name, sku in skus().items() if not sku.retired)
+    return sorted(name for name, sku in skus().items() if not is_retired(sku))
 
 
 def control_plane_usd_per_hour(tier: str) -> float:
@@ -236,3 +255,65 @@ def control_plane_source() -> str:
 def price_snapshot() -> dict[str, str]:
     """Date, region and source of the catalog's GPU list prices."""
     return dict(_data()["prices"])
+
+
+@cache
+def _azure_vm_sizes() -> dict:
+    return json.loads(Path(__file__).with_name("azure_vm_sizes.json").read_text())
+
+
+def azure_vm_sizes() -> frozenset[str]:
+    """Every VM size name Azure offers in some region (``azure_vm_sizes.json``, with its source)."""
+    return frozenset(_azure_vm_sizes()["sizes"])
+
+
+def _active_vcpus(vm_size: str) -> int | None:
+    """vCPUs of a size from its name; a constrained size (``Standard_E8-2ds_v5``) counts its active ones."""
+    constrained = re.match(r"^Standard_[A-Z]+\d+-(\d+)", vm_size)
+    if constrained:
+        return int(constrained[1])
+    try:
+        return parse_vm_size(vm_size).vcpus
+    except ValueError:
+        return None
+
+
+def node_size_problem(vm_size: str, system: bool = False) -> str | None:
+    """Why AKS would refuse ``vm_size`` for a node pool (a system pool if ``system``), or None.
+
+    Unknown names are judged against ``azure_vm_sizes.json`` (the Resource SKUs API's names in every
+    region); suggestions are close names there, never a retired or AKS-restricted size.
+    """
+    data = _azure_vm_sizes()
+    restricted = set(data["aks_restricted"]["sizes"])
+    gpu = skus().get(vm_size)
+    if gpu is not None and is_retired(gpu):
+        try:
+            get_current_sku(vm_size)
+        except UnknownVmSizeError as err:
+            return str(err)
+    if vm_size in restricted:
+        return f"AKS does not allow {vm_size} in node pools (too small to run a node); use e.g. Standard_D4ds_v5"
+    known = azure_vm_sizes()
+    if vm_size not in known:
+        retired = {name for name, sku in skus().items() if is_retired(sku)}
+        candidates = sorted(known - restricted - retired)
+        by_lower = {name.lower(): name for name in candidates}
+        if vm_size.lower() in by_lower:
+            return f"not a VM size name; did you mean {by_lower[vm_size.lower()]!r}? (names are case-sensitive)"
+        close = close_sizes(vm_size, candidates)
+        hint = f"did you mean {' or '.join(repr(c) for c in close)}?" if close else "expected e.g. 'Standard_D4ds_v5'"
+        return (
+            f"not a VM size Azure offers in any region (components/azure_vm_sizes.json); {hint} "
+            "(if Azure added it after that list was taken, add it there)"
+        )
+    rule = data["system_pool"]
+    vcpus = _active_vcpus(vm_size)
+    if system and vm_size.removeprefix("Standard_").startswith(tuple(rule["excluded_families"])):
+        return "AKS does not support B-series (burstable) VMs in system pools; use e.g. Standard_D4ds_v5"
+    if system and vcpus is not None and vcpus < rule["min_vcpus"]:
+        return (
+            f"AKS system pools need at least {rule['min_vcpus']} vCPUs and 4 GB of memory; {vm_size} has {vcpus} vCPUs: "
+            "use e.g. Standard_D4ds_v5"
+        )
+    return None

@@ -11,29 +11,27 @@ import json
 import re
 from typing import Any
 
-from pydantic import Field, ValidationError, model_validator
+import pulumi
+from pydantic import Field, ValidationError, field_validator, model_validator
 
-from ._base import StrictModel
+from . import catalog
+from ._base import ComponentInputError, StrictModel
 from .aks_cluster import AksClusterArgs
+from .config_checks import full_node_problems, gateway_name_problems, gpu_problems
 from .device_plugin import NvidiaDevicePluginArgs
 from .dra_device_classes import DraDeviceClassesArgs
-from .errors import ConfigError, FieldProblem, validation_problems
+from .errors import ConfigError, FieldProblem, FieldProblems, validation_problems
 from .gpu_node_pool import GpuNodePoolArgs
 from .kaito_workspace import KaitoWorkspaceArgs
-from .model_store import ModelStoreArgs
+from .model_store import ModelStoreArgs, blob_path_problem
 from .monitoring import ManagedPrometheusArgs
 from .qualification_gates import QualificationGatesArgs
 from .rdma_network import RdmaNetworkArgs
 from .semantic_router_gateway import SemanticRouterGatewayArgs
+from .stack_input import SECRET_KEYS, region_problem, stack_problems, typo_secret_keys
 from .vllm_service import VllmServiceArgs
 
 PROJECT = "aks-gpu-inference"
-SECRET_KEYS = {
-    "vllm_api_key": "the key clients send to the model endpoints (pulumi config set --secret vllm_api_key ...)",
-    "hf_token": "a Hugging Face token, for models with source huggingface (pulumi config set --secret hf_token ...)",
-    "gateway_client_keys": 'API key per gateway client, a JSON object (pulumi config set --secret gateway_client_keys \'{"agent": "..."}\')',
-}
-"""Secrets the program reads with require_secret; they never enter the typed config."""
 
 
 class ResourceGroupConfig(StrictModel):
@@ -79,8 +77,8 @@ class ModelConfig(VllmServiceArgs):
 class StackConfig(StrictModel):
     """One environment: where it runs, its cluster and its GPU pools."""
 
-    location: str = Field(pattern=r"^[a-z0-9]+$")
-    """Azure region name, e.g. ``eastus`` (lowercase, no spaces). Required."""
+    location: str
+    """Azure region name, e.g. ``eastus`` (lowercase, no spaces; ``components/azure_regions.json``). Required."""
 
     resource_group: ResourceGroupConfig
     """Resource group for the cluster. Required."""
@@ -120,15 +118,37 @@ class StackConfig(StrictModel):
     tags: dict[str, str] = Field(default_factory=dict)
     """Azure tags applied to every resource that takes tags. Default none."""
 
+    @field_validator("location")
+    @classmethod
+    def _check_location(cls, value: str) -> str:
+        problem = region_problem(value)
+        if problem:
+            raise ValueError(problem)
+        return value
+
     @model_validator(mode="after")
     def _unique_pools(self) -> StackConfig:
-        seen = {self.cluster.system_pool.name}
+        problems, seen = [], {self.cluster.system_pool.name}
         for index, pool in enumerate(self.gpu_pools):
             if pool.name in seen:
-                raise FieldProblem(
-                    f"gpu_pools[{index}].name", pool.name, "pool names must be unique in a cluster (the system pool counts too)"
+                problems.append(
+                    FieldProblem(
+                        f"gpu_pools[{index}].name",
+                        pool.name,
+                        "pool names must be unique in a cluster (the system pool counts too)",
+                    )
                 )
             seen.add(pool.name)
+        if self.cluster.existing is None:  # an existing cluster's pools are not created here
+            system, platform = self.cluster.system_pool, self.cluster.platform_pool
+            for where, vm_size, is_system in (
+                ("cluster.system_pool.vm_size", system.vm_size, True),
+                ("cluster.platform_pool.vm_size", platform.vm_size if platform else None, False),
+            ):
+                problem = catalog.node_size_problem(vm_size, system=is_system) if vm_size else None
+                if problem:
+                    problems.append(FieldProblem(where, vm_size, problem))
+        _raise(problems)
         return self
 
     @model_validator(mode="after")
@@ -163,31 +183,51 @@ class StackConfig(StrictModel):
 
     @model_validator(mode="after")
     def _models(self) -> StackConfig:
-        pools = {p.name for p in self.gpu_pools}
+        pools = {p.name: p for p in self.gpu_pools}
+        problems: list[FieldProblem] = []
         names: set[str] = set()
         for index, model in enumerate(self.models):
             where = f"models[{index}]"
             if model.name in names:
-                raise FieldProblem(f"{where}.name", model.name, "model names must be unique")
+                problems.append(FieldProblem(f"{where}.name", model.name, "model names must be unique"))
             names.add(model.name)
             if model.pool not in pools:
-                raise FieldProblem(f"{where}.pool", model.pool, f"no such GPU pool; pools: {', '.join(sorted(pools)) or 'none'}")
+                choices = ", ".join(sorted(pools)) or "none"
+                problems.append(FieldProblem(f"{where}.pool", model.pool, f"no such GPU pool; pools: {choices}"))
             if model.source == "blob" and self.model_store is None:
-                raise FieldProblem(f"{where}.source", "blob", "add a model_store section, or use source huggingface")
+                problems.append(FieldProblem(f"{where}.source", "blob", "add a model_store section, or use source huggingface"))
+            if model.source == "blob":
+                path = model.model_path or model.model
+                problem = blob_path_problem(path)
+                if problem:
+                    key = "model_path" if model.model_path else "model"
+                    problems.append(FieldProblem(f"{where}.{key}", path, f"as the weights' path in the model store: {problem}"))
             if model.gpu_access == "dra" and model.pool not in self.dra_pools():
-                raise FieldProblem(f"{where}.gpu_access", "dra", f"pool {model.pool!r} is not served by the dra section")
-            if model.rdma and (self.rdma is None or model.pool not in self.rdma.pools):
-                raise FieldProblem(f"{where}.rdma", True, f"pool {model.pool!r} is not in rdma.pools")
-            if model.autoscaling and not self.cluster.managed_prometheus:
-                raise FieldProblem(
-                    f"{where}.autoscaling", "set", "scales on managed Prometheus metrics: keep cluster.managed_prometheus on"
+                problems.append(
+                    FieldProblem(f"{where}.gpu_access", "dra", f"pool {model.pool!r} is not served by the dra section")
                 )
+            if model.rdma and (self.rdma is None or model.pool not in self.rdma.pools):
+                problems.append(FieldProblem(f"{where}.rdma", True, f"pool {model.pool!r} is not in rdma.pools"))
+            if model.autoscaling and not self.cluster.managed_prometheus:
+                problems.append(
+                    FieldProblem(
+                        f"{where}.autoscaling", "set", "scales on managed Prometheus metrics: keep cluster.managed_prometheus on"
+                    )
+                )
+            if model.pool in pools:
+                problems += gpu_problems(where, model, pools[model.pool])
+        problems += full_node_problems(self.models, pools)
+        if self.gateway is not None:
+            problems += gateway_name_problems(self)
         if self.gateway is not None and not self.models:
-            raise FieldProblem("gateway", "set", "routes to self-hosted models: add at least one entry to models")
+            problems.append(FieldProblem("gateway", "set", "routes to self-hosted models: add at least one entry to models"))
         if self.kaito and not self.cluster.kaito:
-            raise FieldProblem(
-                "cluster.kaito", False, "the kaito section needs the AI toolchain operator add-on: set cluster.kaito true"
+            problems.append(
+                FieldProblem(
+                    "cluster.kaito", False, "the kaito section needs the AI toolchain operator add-on: set cluster.kaito true"
+                )
             )
+        _raise(problems)
         return self
 
     def dra_pools(self) -> list[str]:
@@ -196,10 +236,21 @@ class StackConfig(StrictModel):
         return self.dra.pools if self.dra.pools is not None else [p.name for p in self.gpu_pools if p.sku.gpu_vendor == "nvidia"]
 
 
+def _raise(problems: list[FieldProblem]) -> None:
+    """Report every problem a validator found, not only the first."""
+    if len(problems) == 1:
+        raise problems[0]
+    if problems:
+        raise FieldProblems(problems)
+
+
 def _decode(value: str) -> Any:
     # Pulumi passes structured config values as JSON text and scalars as plain strings.
-    if value[:1] in "{[":
-        return json.loads(value)
+    if value[:1] and value[:1] in "{[":
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value  # not JSON after all: the typed config says what the key expects
     if re.fullmatch(r"true|false", value):
         return value == "true"
     return value
@@ -207,17 +258,45 @@ def _decode(value: str) -> Any:
 
 def parse_stack_config(raw: dict[str, Any], source: str = "stack configuration") -> StackConfig:
     """Validate a mapping of this project's config keys (without the ``aks-gpu-inference:`` prefix)."""
+    typos = typo_secret_keys(raw, StackConfig.model_fields)
+    problems = [
+        f"{key}: unknown key; did you mean the secret {secret!r}? Its value is not shown here; store it encrypted "
+        f"under that name: pulumi config set --secret {secret} ..."
+        for key, secret in typos.items()
+    ]
     try:
-        return StackConfig.model_validate(raw)
+        config = StackConfig.model_validate({k: v for k, v in raw.items() if k not in typos})
     except ValidationError as err:
-        raise ConfigError(f"{source} is invalid", validation_problems(err)) from None
+        problems += validation_problems(err, model=StackConfig)
+    if problems:
+        raise ConfigError(f"{source} is invalid", problems)
+    return config
 
 
-def config_from_env(all_config: dict[str, str], project: str = PROJECT) -> dict[str, Any]:
-    """Pick this project's keys out of the engine's flat ``project:key -> text`` config map."""
+def config_from_env(all_config: dict[str, str], project: str = PROJECT, secret_keys: list[str] | None = None) -> dict[str, Any]:
+    """Pick this project's keys out of the engine's flat ``project:key -> text`` config map.
+
+    First refuses what the typed config cannot see (``stack_input.stack_problems``): a secret written
+    in plain text and an ``azure-native:location`` that is not the stack's region. ``secret_keys``
+    defaults to the keys the engine marks secret (``PULUMI_CONFIG_SECRET_KEYS``).
+    """
+    if secret_keys is None:
+        secret_keys = pulumi.runtime.config.get_config_secret_keys_env()
     prefix = f"{project}:"
-    return {
+    raw = {
         key[len(prefix) :]: _decode(value)
         for key, value in all_config.items()
         if key.startswith(prefix) and key[len(prefix) :] not in SECRET_KEYS
     }
+    problems = stack_problems(all_config, project, secret_keys)
+    if problems:
+        try:
+            source = f"Pulumi.{pulumi.get_stack()}.yaml"
+        except Exception:  # outside a Pulumi program
+            source = "the stack configuration"
+        try:  # report the typed config's problems too, point by point
+            parse_stack_config(raw, source)
+        except ConfigError as err:
+            problems += err.problems
+        raise ComponentInputError(f"{source} is invalid", problems)
+    return raw

@@ -1,12 +1,26 @@
 """Errors for bad input, worded for the person who wrote the stack file or the component args.
 
-Every message names the key path, the bad value and what would be accepted. Nothing here imports
+Every message names the full key path (``models[0].tensor_parallel_size``), the bad value and what
+would be accepted; values are shown cut to ``MAX_SHOWN`` characters, and nothing of the validation
+library's own wording (``input_value=``, class names, URLs) reaches the reader. Nothing here imports
 Pulumi, so the command line can report these errors without loading the SDKs.
 """
 
 from __future__ import annotations
 
+import difflib
+import types
+import typing
 from typing import Any
+
+MAX_SHOWN = 80
+"""Longest value a message shows; longer ones are cut and end in ``…``."""
+
+
+def shown(value: Any) -> str:
+    """``repr(value)`` for a message, cut to ``MAX_SHOWN`` characters."""
+    text = repr(value)
+    return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 1] + "…"
 
 
 class FieldProblem(ValueError):
@@ -15,7 +29,16 @@ class FieldProblem(ValueError):
     def __init__(self, field: str, value: Any, problem: str):
         self.field = field
         self.value = value
-        super().__init__(f"{field}={value!r}: {problem}")
+        self.problem = problem
+        super().__init__(f"{field}={shown(value)}: {problem}")
+
+
+class FieldProblems(ValueError):
+    """Several ``FieldProblem``s of one validator, reported point by point."""
+
+    def __init__(self, problems: list[FieldProblem]):
+        self.problems = problems
+        super().__init__("; ".join(str(p) for p in problems))
 
 
 class ConfigError(ValueError):
@@ -24,7 +47,8 @@ class ConfigError(ValueError):
     def __init__(self, context: str, problems: list[str]):
         self.context = context
         self.problems = problems
-        lines = "\n".join(f"  - {p}" for p in problems)
+        # A problem that is itself a ConfigError's text keeps its own points, indented under it.
+        lines = "\n".join("  - " + p.replace("\n", "\n    ") for p in problems)
         super().__init__(f"{context}:\n{lines}")
 
 
@@ -35,22 +59,79 @@ def _path(loc: tuple) -> str:
     return path
 
 
-def validation_problems(error: Any, prefix: str = "") -> list[str]:
-    """Turn a pydantic ValidationError into ``key.path=value: what is wrong`` lines."""
+_PLAIN_MESSAGES = {
+    "model_type": "expected a mapping of keys to values",
+    "model_attributes_type": "expected a mapping of keys to values",
+    "dict_type": "expected a mapping of keys to values",
+    "list_type": "expected a list",
+    "string_type": "expected a string",
+    "int_type": "expected a whole number",
+    "int_parsing": "expected a whole number",
+    "float_type": "expected a number",
+    "float_parsing": "expected a number",
+    "bool_type": "expected true or false",
+    "bool_parsing": "expected true or false",
+}
+"""Validation error types whose library wording names Python types; these say what to write instead."""
+
+
+def _members(annotation: Any) -> list[Any]:
+    """The types an annotation allows: unions, ``Optional`` and ``Annotated`` unwrapped."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _members(typing.get_args(annotation)[0])
+    if origin is typing.Union or origin is types.UnionType:
+        return [m for arg in typing.get_args(annotation) for m in _members(arg)]
+    return [annotation]
+
+
+def _fields_at(model: Any, loc: tuple) -> list[str]:
+    """The keys accepted where ``loc`` points inside ``model`` (a pydantic model class), or none."""
+    current: list[Any] = [model]
+    for part in loc:
+        following = []
+        for member in (m for c in current for m in _members(c)):
+            origin = typing.get_origin(member)
+            fields = getattr(member, "model_fields", None)
+            if isinstance(part, str) and isinstance(fields, dict) and part in fields:
+                following.append(fields[part].annotation)
+            elif isinstance(part, int) and origin in (list, tuple, set, frozenset) and typing.get_args(member):
+                following.append(typing.get_args(member)[0])
+            elif origin is dict and len(typing.get_args(member)) == 2:
+                following.append(typing.get_args(member)[1])
+        current = following
+    return [name for c in current for m in _members(c) for name in (getattr(m, "model_fields", None) or {})]
+
+
+def unknown_key_hint(key: Any, accepted: list[str]) -> str:
+    """``did you mean ...?`` for a misspelt key, else where the accepted keys are listed."""
+    close = difflib.get_close_matches(str(key), accepted, n=2, cutoff=0.7) if accepted else []
+    if close:
+        return f"unknown key; did you mean {' or '.join(repr(c) for c in close)}?"
+    return "unknown key (check the spelling; see the README for accepted keys)"
+
+
+def validation_problems(error: Any, prefix: str = "", model: Any = None) -> list[str]:
+    """Turn a pydantic ValidationError into ``key.path=value: what is wrong`` lines.
+
+    ``model`` (the validated class) lets an unknown key be answered with the closest accepted one.
+    """
     problems = []
     for item in error.errors(include_url=False):
         loc = tuple(p for p in item["loc"] if not (isinstance(p, str) and p.startswith("function-")))
         path = _path(((prefix,) if prefix else ()) + loc)
         cause = (item.get("ctx") or {}).get("error")
-        if isinstance(cause, FieldProblem):
-            field = f"{path}.{cause.field}" if path else cause.field
-            problems.append(f"{field}={cause.value!r}: {str(cause).split(': ', 1)[1]}")
+        causes = cause.problems if isinstance(cause, FieldProblems) else [cause] if isinstance(cause, FieldProblem) else []
+        if causes:
+            for problem in causes:
+                field = f"{path}.{problem.field}" if path else problem.field
+                problems.append(f"{field}={shown(problem.value)}: {problem.problem}")
             continue
-        message = item["msg"].removeprefix("Value error, ")
+        message = _PLAIN_MESSAGES.get(item["type"]) or item["msg"].removeprefix("Value error, ")
         if item["type"] == "extra_forbidden":
-            message = "unknown key (check the spelling; see the README for accepted keys)"
+            message = unknown_key_hint(loc[-1] if loc else "", _fields_at(model, loc[:-1]) if model else [])
         elif item["type"] == "missing":
             problems.append(f"{path}: required key is missing")
             continue
-        problems.append(f"{path}={item['input']!r}: {message}")
+        problems.append(f"{path}={shown(item['input'])}: {message}")
     return problems

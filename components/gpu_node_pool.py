@@ -79,8 +79,9 @@ class GpuNodePoolArgs(StrictModel):
     spot_eviction_policy: Literal["Delete", "Deallocate"] = "Delete"
     """What happens to evicted Spot nodes. Default ``Delete``: deallocated nodes still count against quota."""
 
-    spot_max_price: float = -1
-    """Highest hourly price for Spot nodes in USD. Default -1: pay up to the on-demand price, evict only on capacity."""
+    spot_max_price: float = Field(-1, ge=-1, le=10_000, allow_inf_nan=False)
+    """Highest hourly price for Spot nodes in USD, finite and at most 10,000 (GPU list prices are below 200).
+    Default -1: pay up to the on-demand price, evict only on capacity."""
 
     os_disk_type: Literal["Ephemeral", "Managed"] | None = None
     """OS disk type. Default None: ``Ephemeral`` where the size supports it and its local disk holds
@@ -161,6 +162,14 @@ class GpuNodePoolArgs(StrictModel):
             raise ValueError("expected a whole number of nodes (e.g. '1') or a percentage from 1% to 100% (e.g. '10%')")
         return value
 
+    @field_validator("spot_max_price", mode="before")
+    @classmethod
+    def _check_spot_price(cls, value: object) -> object:
+        # Azure takes -1 (the on-demand price) or a positive price; 0 and other negatives fail. Non-finite: the Field's.
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and float("-inf") < value <= 0 and value != -1:
+            raise ValueError("expected -1 (pay up to the on-demand price) or a positive price in USD per hour, e.g. 2.5")
+        return value
+
     @model_validator(mode="after")
     def _check_combination(self) -> GpuNodePoolArgs:
         sku = catalog.get_sku(self.vm_size)
@@ -201,6 +210,8 @@ class GpuNodePoolArgs(StrictModel):
                 raise FieldProblem("spot", self.spot, "AKS system pools cannot use Spot VMs; use mode 'User'")
             if self.count < 1 or (self.min_count is not None and self.min_count < 1):
                 raise FieldProblem("count", self.count, "a system pool needs at least one node")
+        if not self.spot and self.spot_max_price != -1:
+            raise FieldProblem("spot_max_price", self.spot_max_price, "applies to Spot pools only: set spot: true or remove it")
         if self.os_disk_type == "Ephemeral" and not sku.ephemeral_os_disk:
             raise FieldProblem(
                 "os_disk_type", self.os_disk_type, f"{self.vm_size} does not support ephemeral OS disks; use 'Managed'"

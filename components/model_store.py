@@ -23,6 +23,8 @@ _ACCOUNT_NAME = re.compile(r"^[a-z0-9]{3,24}$")
 _CONTAINER_NAME = re.compile(r"^(?!.*--)[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$")
 _MAX_BLOB_NAME = 1024
 _MAX_BLOB_SEGMENTS = 254
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+"""A URI scheme (``az:``, ``https:``, ``abfss:``) at the start of what should be a blob path."""
 
 
 class ModelStoreArgs(StrictModel):
@@ -180,7 +182,7 @@ class ModelStore(pulumi.ComponentResource):
         The URI names no account: readers (fsspec/adlfs-style ``az://``) take it from ``account_name``
         or ``blob_endpoint``, e.g. the ``AZURE_STORAGE_ACCOUNT_NAME`` environment variable.
         """
-        problem = _blob_path_problem(path)
+        problem = blob_path_problem(path)
         if problem:
             fail("ModelStore", self._name, "path", path, problem)
         return f"az://{self.container_name}/{path}"
@@ -195,14 +197,18 @@ class ModelStore(pulumi.ComponentResource):
         )
 
 
-def _blob_path_problem(path: str) -> str | None:
+def blob_path_problem(path: str) -> str | None:
     """Why ``path`` is not a usable blob name or prefix inside a container, or None."""
     if not path:
         return "expected a blob path inside the container, e.g. 'llama-3.1-8b/model.safetensors'"
     if len(path) > _MAX_BLOB_NAME:
         return f"blob names are at most {_MAX_BLOB_NAME} characters"
-    if path.startswith("/") or "://" in path:
-        return "expected a path relative to the container, without a leading '/' or a scheme"
+    if path.startswith("/") or _SCHEME.match(path) or "://" in path:
+        # "az:/models/x" would become az://<container>/az:/models/x: a URI is never a path inside the container.
+        return (
+            "expected a path relative to the container, without a leading '/' or a scheme "
+            "(e.g. 'llama-3.1-8b'; the store builds az://<container>/<path> itself)"
+        )
     if "\\" in path or any(c.isspace() or not c.isprintable() for c in path):
         return "blob paths here use '/' separators and no whitespace, backslashes or control characters"
     segments = path.split("/")

@@ -176,51 +176,54 @@ class UnknownModelError(ValueError):
 
 
 class ModelFactsArgs(BaseModel):
-    """The numbers the fit needs about a model; the values of its Hugging Face ``config.json``."""
+    """The numbers the fit needs about a model; the values of its Hugging Face ``config.json``.
+
+    Every number is finite and at most a bound (``le=``) far above any published model, so a typo or
+    a hostile facts file is refused instead of overflowing the fit's float arithmetic."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     hf_id: str = Field(min_length=1)
     """Hugging Face id, e.g. ``meta-llama/Llama-3.1-8B-Instruct``. Required."""
 
-    params_b: float = Field(gt=0)
-    """Parameters in billions (all experts for a mixture of experts). Required."""
+    params_b: float = Field(gt=0, le=100_000, allow_inf_nan=False)
+    """Parameters in billions (all experts for a mixture of experts), at most 100,000. Required."""
 
-    active_params_b: float | None = Field(None, gt=0)
+    active_params_b: float | None = Field(None, gt=0, le=100_000, allow_inf_nan=False)
     """Parameters active per token, for a mixture of experts. Default None (dense); informational."""
 
-    layers: int = Field(gt=0)
-    """Transformer layers (``num_hidden_layers``). Required."""
+    layers: int = Field(gt=0, le=10_000)
+    """Transformer layers (``num_hidden_layers``), at most 10,000. Required."""
 
-    kv_heads: int = Field(gt=0)
-    """Key/value heads (``num_key_value_heads``). Required."""
+    kv_heads: int = Field(gt=0, le=10_000)
+    """Key/value heads (``num_key_value_heads``), at most 10,000. Required."""
 
-    attention_heads: int | None = Field(None, gt=0)
+    attention_heads: int | None = Field(None, gt=0, le=10_000)
     """Query heads (``num_attention_heads``); vLLM needs them divisible by tp. Default None: only the
     KV-head rule is checked."""
 
-    head_dim: int = Field(gt=0)
-    """Dimension per head (``head_dim``, or ``hidden_size / num_attention_heads``). Required."""
+    head_dim: int = Field(gt=0, le=65_536)
+    """Dimension per head (``head_dim``, or ``hidden_size / num_attention_heads``), at most 65,536. Required."""
 
-    max_context: int = Field(gt=0)
-    """Longest context the model supports (``max_position_embeddings``). Required."""
+    max_context: int = Field(gt=0, le=100_000_000)
+    """Longest context the model supports (``max_position_embeddings``), at most 100,000,000 tokens. Required."""
 
     dtype: Literal["bfloat16", "float16"] = "bfloat16"
     """Dtype of the published weights and of an ``auto`` KV cache. Default bfloat16, as most
     checkpoints ship."""
 
-    weights_gb: float | None = Field(None, gt=0)
+    weights_gb: float | None = Field(None, gt=0, le=1_000_000, allow_inf_nan=False)
     """On-GPU weights in GB for a pre-quantized checkpoint (e.g. MXFP4), used with dtype ``auto``.
     Default None: parameters x bytes of ``dtype``."""
 
-    vocab_size: int | None = Field(None, gt=0)
+    vocab_size: int | None = Field(None, gt=0, le=10_000_000)
     """Vocabulary (``vocab_size``): the profile run's sampler and the bf16 embeddings of fp8/int4 weights
     scale with it. Default None: ``DEFAULT_VOCAB_SIZE`` for the overhead, no embedding correction."""
 
-    sliding_window: int | None = Field(None, gt=0)
+    sliding_window: int | None = Field(None, gt=0, le=100_000_000)
     """Tokens a sliding-window layer keeps per sequence. Default None (no sliding window)."""
 
-    sliding_layers: int = Field(0, ge=0)
+    sliding_layers: int = Field(0, ge=0, le=10_000)
     """How many layers use the sliding window. Default 0."""
 
     kaito_preset: str | None = None

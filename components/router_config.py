@@ -259,8 +259,8 @@ class SemanticCache(BaseModel):
     similarity_threshold: float = Field(default=0.8, gt=0, le=1)
     """Default 0.8 (chart default). Embedding similarity at which a cached response is served."""
 
-    max_entries: int = Field(default=1000, ge=1)
-    """Default 1000 (chart default). Bounded so the router pod's memory stays predictable."""
+    max_entries: int = Field(default=1000, ge=1, le=1_000_000)
+    """Default 1000 (chart default); at most 1,000,000. Bounded so the router pod's memory stays predictable."""
 
     ttl_seconds: int = Field(default=3600, ge=1)
     """Default 3600 (chart default). How long a cached response may be served."""

@@ -62,9 +62,9 @@ class SemanticRouterGatewayArgs(StrictModel):
     cache: router_config.SemanticCache = Field(default_factory=router_config.SemanticCache)
     """Semantic response cache. Default off."""
 
-    self_hosted_tokens_per_second: float = Field(1500, gt=0)
+    self_hosted_tokens_per_second: float = Field(1500, gt=0, le=1_000_000, allow_inf_nan=False)
     """Assumed output throughput of one self-hosted replica, for its cost per 1M tokens (an estimate:
-    measure yours and set it). Default 1500 tokens/s."""
+    measure yours and set it). Default 1500 tokens/s; finite, at most 1,000,000."""
 
     tracing: bool = True
     """Trace every call: an OpenTelemetry Collector next to the gateway receives OTLP from the Envoy

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 import pulumi
@@ -233,10 +234,39 @@ def _serve_models(config: StackConfig, stack: Stack, group_name: pulumi.Input[st
     )
 
 
+_CLIENT_KEYS_HINT = 'set one per client with: pulumi config set --secret gateway_client_keys \'{"<client>": "<key>", ...}\''
+
+
+def _check_client_keys(settings: pulumi.Config, client_ids: list[str]) -> None:
+    """Refuse a ``gateway_client_keys`` secret without a key for every configured client, before any
+    resource exists. Only its key names are compared; the secret itself is never printed (Pulumi's own
+    "not a valid JSON object" message would quote it)."""
+    raw = settings.get("gateway_client_keys")
+    if raw is None:
+        return  # require_secret_object reports the missing secret
+    try:
+        keys = json.loads(raw)
+    except ValueError:
+        keys = None
+    if not isinstance(keys, dict):
+        raise ComponentInputError(
+            "the gateway_client_keys secret is invalid", ["expected a JSON object of client id -> API key", _CLIENT_KEYS_HINT]
+        )
+    missing = [c for c in client_ids if not isinstance(keys.get(c), str) or not keys[c]]
+    if missing:
+        raise ComponentInputError(
+            "the gateway_client_keys secret lacks configured clients",
+            [f"gateway.gateway.client_ids lists {c!r}, but the secret has no key (a non-empty string) for it" for c in missing]
+            + [_CLIENT_KEYS_HINT],
+        )
+
+
 def _client_key(keys: dict, client: str) -> str:
-    if client in keys:
+    if isinstance(keys.get(client), str):
         return keys[client]
-    raise ValueError(f"gateway_client_keys has no key for client {client!r}; set it with pulumi config set --secret")
+    raise ComponentInputError(
+        "the gateway_client_keys secret lacks configured clients", [f"no key for {client!r}", _CLIENT_KEYS_HINT]
+    )
 
 
 def _gateway(config: StackConfig, stack: Stack, group_name: pulumi.Input[str]) -> None:
@@ -244,6 +274,8 @@ def _gateway(config: StackConfig, stack: Stack, group_name: pulumi.Input[str]) -
     settings = pulumi.Config()
     client_ids = config.gateway.gateway.client_ids
     # With Entra ID tokens there are no API keys to read (AiGatewayArgs.entra_tenant_id).
+    if client_ids:
+        _check_client_keys(settings, client_ids)
     keys = settings.require_secret_object("gateway_client_keys") if client_ids else None
     client_keys = {client: keys.apply(lambda k, c=client: _client_key(k, c)) for client in client_ids}
     stack.gateway = SemanticRouterGateway(

@@ -11,12 +11,21 @@ import json
 import signal
 import sys
 import time
+import traceback
 from datetime import date
 from pathlib import Path
 
 from components.errors import ConfigError
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+# One meaning for every command: 0 clean; 1 mandatory violations, unsatisfiable claims or blockers (plan),
+# mandatory findings (scan), nothing fits (fit); 2 bad input (ConfigError, an unreadable file, argparse
+# errors); 3 an internal error (a bug: one line on stderr, the traceback with --debug).
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+EXIT_CODES = """exit codes (every command):
+  0  clean
+  1  mandatory policy violations or unsatisfiable claims (plan), mandatory findings (scan), nothing fits (fit)
+  2  bad input: invalid config or arguments, a file that cannot be read or parsed
+  3  internal error (a bug): one line on stderr; run with --debug for the traceback"""
 
 
 def _progress(message: str, quiet: bool) -> None:
@@ -57,10 +66,22 @@ def findings_table(rows: list[tuple[str, str, str, str]]) -> str:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
+    from . import outdir, stackfile
+
+    project_dir = stackfile.find_project_dir(Path(args.project_dir).resolve())
+    out = outdir.PlanOutput(Path(args.out) if args.out else project_dir / "out" / args.stack)
+    out.prepare()  # refuses (exit 2) a folder the planner did not make, before any work
+    try:
+        return _plan(args, project_dir, out)
+    except BaseException as err:  # a refused or failed plan: no earlier plan may look current
+        out.abandon(str(err) if isinstance(err, ConfigError) else f"{type(err).__name__}: {err}")
+        raise
+
+
+def _plan(args: argparse.Namespace, project_dir: Path, out) -> int:
     started = time.perf_counter()
     from . import stackfile
 
-    project_dir = stackfile.find_project_dir(Path(args.project_dir).resolve())
     stack = stackfile.read_stack(project_dir, args.stack)
     as_of = parse_as_of(args.as_of)
     policy_config = load_policy_config(args.policy_config)
@@ -84,8 +105,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
     _progress("rendering the stack's Helm charts (helm template where available, else the project's chart profiles)", args.quiet)
     run, renders = charts.expand(run, use_helm=not args.no_helm)
-    out_dir = Path(args.out or project_dir / "out" / stack.stack)
-    _progress(f"registered {len(run.resources)} resources; writing {out_dir}", args.quiet)
+    out_dir = out.staging  # moved to out.target by out.commit() once complete
+    _progress(f"registered {len(run.resources)} resources; writing {out.target}", args.quiet)
     counts = render.write_plan(run, out_dir)
     _progress("running the aks-gpu-guardrails policy pack through the pulumi_policy analyzer", args.quiet)
     verdicts = analyzer.analyze(run, policy_config)
@@ -188,8 +209,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if rows:
         print(findings_table(rows))
     print()
+    out.commit()
     print(
-        f"Wrote {out_dir}: resources.json, outputs.json, policy.json, claims.json, {counts['kubernetes']} Kubernetes manifests, "
+        f"Wrote {out.target}: resources.json, outputs.json, policy.json, claims.json, {counts['kubernetes']} Kubernetes manifests, "
         f"{counts['azure']} Azure resources, graph.mmd/graph.dot ({time.perf_counter() - started:.1f}s)"
     )
     return EXIT_FAILED if mandatory or unsatisfiable or blockers else EXIT_OK
@@ -198,23 +220,43 @@ def cmd_plan(args: argparse.Namespace) -> int:
 def cmd_scan(args: argparse.Namespace) -> int:
     from . import scan
 
-    config = load_policy_config(args.policy_config)
-    located, findings, exempted = scan.scan_all(args.paths, config)
-    mandatory = sum(f.level == "mandatory" for f in findings)
+    report = scan.Report()
+    try:
+        report = scan.run(args.paths, load_policy_config(args.policy_config))
+    except Exception as err:  # a JSON or SARIF reader still gets a whole document; main reports the error
+        if args.format != "table":
+            if isinstance(err, ConfigError):
+                check, where, code = "policy-config", args.policy_config, EXIT_USAGE
+            elif isinstance(err, OSError):
+                check, where, code = "unreadable", err.filename, EXIT_USAGE
+            else:
+                check, where, code = "internal-error", None, EXIT_INTERNAL
+            message = _one_line(err, with_type=code == EXIT_INTERNAL)
+            report.problems.append(scan.Problem("error", check, where, None, message))
+            print((scan.as_json if args.format == "json" else scan.as_sarif)(report, code))
+        raise
+    mandatory = report.mandatory
+    code = EXIT_FAILED if mandatory else EXIT_USAGE if report.errors else EXIT_OK
     if args.format == "json":
-        print(scan.as_json(located, findings, exempted))
+        print(scan.as_json(report, code))
     elif args.format == "sarif":
-        print(scan.as_sarif(findings))
+        print(scan.as_sarif(report, code))
     else:
-        rows = [(f.level, f.rule.name, f.violation.urn, f.violation.message) for f in findings]
-        rows += [("exempted", e.rule, e.urn, f"{e.message}: {e.why}") for e in exempted]
+        for problem in report.problems:
+            print(f"{problem.level}: {problem.where}: {problem.message}", file=sys.stderr)
+        rows = [(f.level, f.rule.name, f.violation.urn, f.violation.message) for f in report.findings]
+        rows += [("exempted", e.rule, e.urn, f"{e.message}: {e.why}") for e in report.exempted]
         if rows:
             print(findings_table(rows))
-        print(
-            f"{len(located)} objects scanned: {mandatory} mandatory, {len(findings) - mandatory} advisory findings, "
-            f"{len(exempted)} exempted"
+        summary = (
+            f"{len(report.located)} objects scanned: {mandatory} mandatory, {len(report.findings) - mandatory} advisory "
+            f"findings, {len(report.exempted)} exempted"
         )
-    return EXIT_FAILED if mandatory else EXIT_OK
+        if report.problems:
+            errors, warnings = len(report.errors), len(report.warnings)
+            summary += f"; {errors} input error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)} (on stderr)"
+        print(summary)
+    return code
 
 
 def cmd_fit(args: argparse.Namespace) -> int:
@@ -240,9 +282,14 @@ def build_parser() -> argparse.ArgumentParser:
             "knows are written as <computed:...>; stack secrets as <secret:...>."
         ),
     )
+    outdir_help = (  # planner/outdir.py
+        "output folder (default: <project>/out/<stack>), written beside it and moved in when complete, marked by a "
+        ".aks-gpu-plan file; a non-empty folder without that marker is refused (exit 2), never deleted. A refused or "
+        'failed plan deletes the previous plan there, leaving STALE and deployability.json {"stale": true, "reason": ...}'
+    )
     plan.add_argument("stack", nargs="?", default="dev", help="stack name, i.e. Pulumi.<stack>.yaml (default: dev)")
     plan.add_argument("--project-dir", default=".", help="folder with Pulumi.yaml, or below it (default: current folder)")
-    plan.add_argument("--out", help="output folder (default: <project>/out/<stack>)")
+    plan.add_argument("--out", metavar="DIR", help=outdir_help)
     plan.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     plan.add_argument("--policy-config", metavar="FILE", help="policy pack config JSON, as for --policy-pack-config")
     plan.add_argument(
@@ -264,9 +311,26 @@ def build_parser() -> argparse.ArgumentParser:
         "scan",
         help="check plain Kubernetes YAML (helm template output, manifests) against the guardrail rules",
         description=(
-            "Run the aks-gpu-guardrails rules over Kubernetes YAML files or folders (searched for *.yaml and *.yml). "
-            "Exit code 1 when a mandatory rule is violated, 2 for unreadable input, 0 otherwise."
+            "Run the aks-gpu-guardrails rules over Kubernetes YAML files or folders (searched for *.yaml and *.yml;\n"
+            "kind: List and typed lists such as PodList are expanded). The scan goes on past what it cannot scan and\n"
+            "reports it as an error: a missing path, an unreadable or non-UTF-8 file, git conflict markers, an\n"
+            "unrendered Helm template (render it with `helm template` first), invalid YAML, invalid metadata. It warns\n"
+            "about what it scanned but could not judge: a file with no Kubernetes objects (a Helm values file?), a\n"
+            "document that is not an object, an object of a kind whose pod templates the rules do not know that asks\n"
+            "for GPUs, RDMA NICs or DRA claims (the warning names the JSON paths), a ResourceClaimTemplate or\n"
+            "ResourceClaim a pod names that is not among the scanned files."
         ),
+        epilog=(
+            "exit codes:\n"
+            "  0  no mandatory finding and every file scanned (advisory findings and warnings allowed)\n"
+            "  1  a mandatory finding, even when some files could not be scanned (1 wins over 2)\n"
+            "  2  bad input: a file or path that could not be scanned, an invalid --policy-config\n"
+            "  3  internal error (a bug); run with --debug for the traceback\n\n"
+            'Errors and warnings go to stderr with the table format, into "errors" and "warnings" with '
+            "--format json,\nand into the invocation's toolExecutionNotifications (the policy config's into\n"
+            "toolConfigurationNotifications) with --format sarif. JSON and SARIF always print a whole document."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     scan.add_argument("paths", nargs="+", metavar="PATH", help="YAML files or folders")
     scan.add_argument("--format", choices=["table", "json", "sarif"], default="table", help="output format (default: table)")
@@ -291,10 +355,16 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--format", choices=["table", "json"], default="table", help="output format (default: table)")
     fit.add_argument("--all", action="store_true", help="also list the options that do not fit, with the reason")
     fit.set_defaults(func=cmd_fit)
+    debug_help = "print the traceback of an internal error (exit code 3)"
+    parser.add_argument("--debug", action="store_true", help=debug_help)
+    for command in commands.choices.values():  # also accepted after the command, without resetting it
+        command.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=debug_help)
+    parser.epilog, parser.formatter_class = EXIT_CODES, argparse.RawDescriptionHelpFormatter
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run a command; its exit code, or 2 for bad input and 3 for an internal error, never a traceback unless --debug."""
     # `aks-gpu plan | head` should stop quietly, not with a BrokenPipeError traceback.
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     args = build_parser().parse_args(argv)
@@ -303,6 +373,22 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USAGE
+    except OSError as err:  # a file named on the command line or in the config cannot be read or written
+        where = f"{err.filename}: " if err.filename else ""
+        print(f"error: {where}{err.strerror or err}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as err:
+        if args.debug:
+            traceback.print_exc()
+        hint = "" if args.debug else " (run with --debug for the traceback)"
+        print(f"error: internal error: {_one_line(err, with_type=True)}{hint}", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def _one_line(err: Exception, with_type: bool = False) -> str:
+    """The message of an exception on one line, after its type name when asked (a bug's report)."""
+    message = " ".join(str(err).split())
+    return message if not with_type else f"{type(err).__name__}: {message}" if message else type(err).__name__
 
 
 if __name__ == "__main__":

@@ -1,25 +1,57 @@
 """``aks-gpu scan``: the guardrail rules over plain Kubernetes YAML (``helm template`` output,
 kustomize builds, the seeds' manifests), with table, JSON and SARIF output.
 
-Imports no Pulumi SDK: it must stay fast enough to run on every commit.
+A scan goes on past bad files and never passes in silence. Besides findings it reports *errors*, what
+it could not scan (missing path, unreadable, not UTF-8, conflict markers, Helm template, invalid YAML
+or metadata: such a file gives no objects), and *warnings*, what it scanned but could not judge (no
+objects, a document that is not one, a kind unknown to the rules asking for GPUs, RDMA or DRA claims,
+a claim not among the objects). Exit code (``planner.cli``): 1 on a mandatory finding, even beside
+errors; else 2 on any error (bad input); else 0, whatever the warnings and advisory findings. JSON
+and SARIF always print a whole document. No Pulumi SDK import: it must stay fast enough for every commit.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
-from dataclasses import dataclass
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 from components.errors import ConfigError
 from policies.rules import RULES, Finding, evaluate_all
-from policies.rules._model import Resource, token_for_manifest
+from policies.rules._model import Resource, get, items, kube_kind, pod_templates, token_for_manifest
 
-# libyaml's parser is several times faster than the pure-Python one; PyYAML wheels ship it.
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+from . import safe_yaml
+
+CHECKS = {
+    "no-such-path": "A path on the command line is neither a file nor a folder.",
+    "unreadable": "The file cannot be read.",
+    "not-utf8": "The file is not UTF-8 text.",
+    "conflict-markers": "The file holds git merge conflict markers.",
+    "helm-template": "The file is an unrendered Helm template: render it with `helm template` first.",
+    "invalid-yaml": "The file is not valid YAML.",
+    "invalid-object": "An object has apiVersion and kind but metadata the API server would refuse.",
+    "policy-config": "The --policy-config file cannot be read or is invalid.",
+    "internal-error": "The scan failed on a bug; rerun with --debug for the traceback.",
+    "no-yaml-files": "A folder holds no *.yaml or *.yml files.",
+    "no-objects": "A file holds no Kubernetes objects (a Helm values file?).",
+    "not-an-object": "A document is not a Kubernetes object (no apiVersion and kind) and was skipped.",
+    "unknown-kind-devices": "An object of a kind the rules find no pod template in asks for GPUs, RDMA NICs or DRA claims.",
+    "claim-not-scanned": "A pod names a ResourceClaimTemplate or ResourceClaim that is not among the scanned objects.",
+}
+
+_CONFLICT = re.compile(r"^(<{7}(?: |$)|={7}[ \t\r]*$|>{7}(?: |$))", re.MULTILINE)
+_HELM_ACTION = re.compile(r"\{\{-?\s*(\.Values|\.Release|\.Chart|\.Capabilities|\.Files|include\s|template\s|tpl\s)")
+_DEVICE = re.compile(r"nvidia\.com/gpu|amd\.com/gpu|nvidia\.com/mig-.+|rdma/.+")
+_NOT_REQUESTS = {"nodeSelector", "labels", "matchLabels", "annotations"}  # device names there are labels, not asks
+_NOT_WORKLOADS = {"ResourceQuota", "LimitRange", "Node"}
+_CLAIM_KEYS = (("resourceClaimTemplateName", "ResourceClaimTemplate"), ("resourceClaimName", "ResourceClaim"))
+_EMPTY_LIST = object()  # stands for a List without items among a file's documents
 
 
 @dataclass
@@ -29,71 +61,267 @@ class Located:
     line: int
 
 
-def yaml_files(paths: Iterable[str]) -> list[Path]:
-    files = []
+@dataclass(frozen=True)
+class Problem:
+    """An error (something not scanned) or a warning (scanned, not judged), and where it is."""
+
+    level: str
+    check: str
+    file: str | None
+    line: int | None
+    message: str
+    resource: str | None = None
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}" if self.file and self.line else self.file or "aks-gpu scan"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"check": self.check, "file": self.file, "line": self.line, "resource": self.resource, "message": self.message}
+
+
+@dataclass
+class Report:
+    located: list[Located] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    exempted: list = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    files: int = 0
+
+    errors = property(lambda self: [p for p in self.problems if p.level == "error"])
+    warnings = property(lambda self: [p for p in self.problems if p.level == "warning"])
+
+    @property
+    def mandatory(self) -> int:
+        return sum(f.level == "mandatory" for f in self.findings)
+
+
+def _line(text: str, index: int) -> int:
+    return text.count("\n", 0, index) + 1
+
+
+def collect(paths: Iterable[str]) -> tuple[list[Path], list[Problem]]:
+    """The YAML files of the paths (folders searched for *.yaml and *.yml at any depth), and the paths' problems."""
+    files, problems = [], []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            files.extend(sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file()))
+            found = sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
+            if not found:
+                problems.append(Problem("warning", "no-yaml-files", raw, None, "no *.yaml or *.yml files in this folder"))
+            files.extend(found)
         elif path.is_file():
             files.append(path)
         else:
-            raise ConfigError("cannot scan", [f"{raw}: no such file or folder"])
+            problems.append(Problem("error", "no-such-path", raw, None, "no such file or folder"))
+    return files, problems
+
+
+def _strict(problems: list[Problem]) -> None:
+    """The API before ``run``: a ConfigError for any error."""
+    if errors := [p for p in problems if p.level == "error"]:
+        raise ConfigError("cannot scan", [f"{p.where}: {p.message}" for p in errors])
+
+
+def yaml_files(paths: Iterable[str]) -> list[Path]:
+    files, problems = collect(paths)
+    _strict(problems)
     return files
 
 
 def load_manifests(path: Path) -> list[Located]:
-    """Every Kubernetes object in a (multi-document) YAML file, with the line it starts on."""
-    try:
-        loader = _Loader(path.read_text())
-    except UnicodeDecodeError as err:
-        raise ConfigError(f"{path} is not UTF-8 text", [str(err)]) from None
-    found = []
-    try:
-        while loader.check_node():
-            node = loader.get_node()
-            for obj, line in _objects(loader.construct_document(node), node):
-                if isinstance(obj, dict) and isinstance(obj.get("apiVersion"), str) and isinstance(obj.get("kind"), str):
-                    metadata = obj.get("metadata") or {}
-                    if not isinstance(metadata, dict) or not all(
-                        isinstance(metadata.get(k, ""), str) for k in ("name", "namespace")
-                    ):
-                        raise ConfigError(
-                            f"{path}:{line} is not a valid Kubernetes object",
-                            ["metadata must be a mapping whose name and namespace are strings"],
-                        )
-                    name = metadata.get("name", "?")
-                    resource = Resource(token_for_manifest(obj["apiVersion"], obj["kind"]), str(name), obj, f"{path}:{line}")
-                    found.append(Located(resource, str(path), line))
-    except yaml.YAMLError as err:
-        raise ConfigError(
-            f"{path} is not valid YAML", [str(err).replace("\n", " ").replace('"<unicode string>"', str(path))]
-        ) from None
-    finally:
-        loader.dispose()
+    found, problems = read_manifests(path)
+    _strict(problems)
     return found
 
 
-def _objects(document: object, node: yaml.Node) -> list[tuple[object, int]]:
-    """The objects of one YAML document with their first lines; a ``kind: List`` gives its items."""
-    if isinstance(document, dict) and document.get("kind") == "List" and isinstance(node, yaml.MappingNode):
-        item_nodes = next(
-            (value.value for key, value in node.value if key.value == "items" and isinstance(value, yaml.SequenceNode)), []
+def read_manifests(path: Path) -> tuple[list[Located], list[Problem]]:
+    """Every Kubernetes object of a (multi-document) YAML file with the line it starts on, and the file's
+    problems. A file with an error contributes no objects."""
+    name = str(path)
+
+    def error(check: str, message: str, line: int | None = None) -> tuple[list[Located], list[Problem]]:
+        return [], [Problem("error", check, name, line, message)]
+
+    try:
+        if path.stat().st_size > safe_yaml.MAX_BYTES:
+            return error("too-large", f"{path.stat().st_size:,} bytes, over the {safe_yaml.MAX_BYTES:,}-byte limit: split it")
+        data = path.read_bytes()
+    except OSError as err:
+        return error("unreadable", f"cannot read it: {err.strerror or err}")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        return error("not-utf8", f"not UTF-8 text: byte 0x{data[err.start]:02x} on line {line}; save it as UTF-8", line)
+    if marker := _CONFLICT.search(text):
+        line = _line(text, marker.start())
+        return error(
+            "conflict-markers",
+            f"git conflict marker {marker[1].strip()!r} on line {line}: resolve the merge conflict first",
+            line,
         )
-        return [(obj, item.start_mark.line + 1) for obj, item in zip(document.get("items") or [], item_nodes, strict=False)]
-    return [(document, node.start_mark.line + 1)]
+    try:
+        documents = _documents(text, name)
+    except safe_yaml.InputError as err:
+        if "{{" in text:
+            hint = f"looks like a Helm template ('{{{{' on line {_line(text, text.index('{{'))})"
+            return error("helm-template", f"{hint}: render it with `helm template` first", err.line)
+        # "<file> is not valid YAML" / "<file> has a recursive alias": the file is named by the problem already.
+        what = err.context.removeprefix(name).strip().removeprefix("is ").removeprefix("has ")
+        details = "; ".join(_where_in(name, p) for p in err.problems)
+        return error("invalid-yaml", f"{what}: {details}", err.line)
+    found, problems = [], []
+    for obj, line in documents:
+        if not (isinstance(obj, dict) and isinstance(obj.get("apiVersion"), str) and isinstance(obj.get("kind"), str)):
+            if obj is not None and obj is not _EMPTY_LIST:
+                message = "not a Kubernetes object (a mapping with string apiVersion and kind): skipped"
+                problems.append(Problem("warning", "not-an-object", name, line, message))
+            continue
+        metadata = obj.get("metadata") or {}
+        if not isinstance(metadata, dict) or not all(isinstance(metadata.get(k, ""), str) for k in ("name", "namespace")):
+            return error(
+                "invalid-object", f"{obj['kind']}: metadata must be a mapping whose name and namespace are strings", line
+            )
+        token = token_for_manifest(obj["apiVersion"], obj["kind"])
+        found.append(Located(Resource(token, str(metadata.get("name", "?")), obj, f"{name}:{line}"), name, line))
+    if not found:
+        return [], [Problem("warning", "no-objects", name, None, _why_empty(documents))]
+    if action := _HELM_ACTION.search(text):
+        line = _line(text, action.start())
+        message = f"Helm template action {action[0]!r} on line {line}: render it with `helm template` first; scanned as written"
+        problems.append(Problem("warning", "helm-template", name, line, message))
+    return found, problems
 
 
-def scan(paths: Iterable[str], config: dict | None = None) -> tuple[list[Located], list[Finding]]:
-    located, findings, _exempted = scan_all(paths, config)
-    return located, findings
+def _where_in(name: str, problem: str) -> str:
+    """``<file>:5:2: what`` as ``line 5, column 2: what`` (the file is named already)."""
+    found = re.match(rf"{re.escape(name)}:(\d+)(?::(\d+))?:\s*(.*)", problem, re.S)
+    if not found:
+        return problem
+    line, column, what = found.groups()
+    return f"line {line}{f', column {column}' if column else ''}: {what}"
+
+
+def _documents(text: str, name: str) -> list[tuple[object, int | None]]:
+    """Each document (List items in its place) with its first line; an empty document is (None, None).
+    Read with the bounded loader: alias bombs, self-references, deep nesting, huge integers, values
+    their tag cannot convert and duplicate keys are refused before anything is built."""
+    result = []
+    for doc in safe_yaml.iter_documents(text, source=name, keep_nodes=True):
+        result.extend(_objects(doc.value, doc.node) if doc.value is not None else [(None, None)])
+    return result
+
+
+def _objects(document: object, node: yaml.Node) -> list[tuple[object, int | None]]:
+    """The objects of one YAML document; ``kind: List`` and typed lists (``PodList``) give their items."""
+    if not (isinstance(document, dict) and _is_list(document) and isinstance(node, yaml.MappingNode)):
+        return [(document, node.start_mark.line + 1)]
+    item_nodes = next((v.value for k, v in node.value if k.value == "items" and isinstance(v, yaml.SequenceNode)), [])
+    kind, result = document["kind"], []
+    for item, item_node in zip(items(document.get("items")), item_nodes, strict=False):
+        if kind != "List" and isinstance(item, dict):  # a typed list's items may leave out kind and apiVersion
+            item = {"apiVersion": document.get("apiVersion"), "kind": kind.removesuffix("List"), **item}
+        result.append((item, item_node.start_mark.line + 1))
+    return result or [(_EMPTY_LIST, node.start_mark.line + 1)]
+
+
+def _is_list(obj: dict) -> bool:
+    kind = obj.get("kind")
+    typed = isinstance(kind, str) and kind.endswith("List") and len(kind) > 4 and "items" in obj and "spec" not in obj
+    return kind == "List" or typed
+
+
+def _why_empty(documents: list[tuple[object, int | None]]) -> str:
+    if any(obj is _EMPTY_LIST for obj, _ in documents):
+        return "no Kubernetes objects: its List has no items"
+    if all(obj is None for obj, _ in documents):
+        return "no Kubernetes objects: the file is empty"
+    return "no Kubernetes objects: a Helm values file? (no document has apiVersion and kind)"
+
+
+def device_paths(obj: object, path: str = "", seen: set[int] | None = None) -> list[str]:
+    """JSON paths in an object that ask for GPUs, RDMA NICs or DRA claims (top-level metadata and status
+    aside). Each mapping and list is walked once, so YAML aliases and cycles cost nothing."""
+    seen = set() if seen is None else seen
+    if not isinstance(obj, Mapping | list) or id(obj) in seen:
+        return []
+    seen.add(id(obj))
+    if isinstance(obj, list):
+        return [found for index, value in enumerate(obj) for found in device_paths(value, f"{path}[{index}]", seen)]
+    found: list[str] = []
+    for key, value in obj.items():
+        if (not path and key in ("metadata", "status")) or key in _NOT_REQUESTS:
+            continue
+        claims = key == "resourceClaims" or (key == "claims" and path.endswith("resources"))
+        if (isinstance(key, str) and _DEVICE.fullmatch(key)) or (claims and items(value)):
+            found.append(_step(path, key))
+        else:
+            found.extend(device_paths(value, _step(path, key), seen))
+    return found
+
+
+def _step(path: str, key: object) -> str:
+    if isinstance(key, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
+        return f"{path}.{key}" if path else key
+    return f"{path}[{json.dumps(key) if isinstance(key, str) else key}]"
+
+
+def blind_spots(located: list[Located]) -> list[Problem]:
+    """Warnings for what the rules pass over: unknown kinds that ask for devices, claims not scanned."""
+    known: dict[str, set[tuple[str, object]]] = {"ResourceClaimTemplate": set(), "ResourceClaim": set()}
+    for item in located:
+        if (kind := kube_kind(item.resource)) in known:
+            known[kind].add((_namespace(item.resource), get(item.resource.props, "metadata", "name")))
+    problems = []
+    for item in located:
+        resource, kind = item.resource, kube_kind(item.resource)
+        templates = pod_templates(resource)  # [] for a kind the rules do not know
+        if not templates and kind not in _NOT_WORKLOADS and (paths := device_paths(resource.props)):
+            shown = ", ".join(paths[:4]) + (f" and {len(paths) - 4} more" if len(paths) > 4 else "")
+            message = (
+                f"{resource.label}: kind {kind} ({resource.props['apiVersion']}) is unknown to the guardrail rules, which find "
+                f"no pod template in it, yet it asks for GPUs, RDMA NICs or DRA claims at {shown}: its pods are not checked"
+            )
+            problems.append(Problem("warning", "unknown-kind-devices", item.path, item.line, message, resource.label))
+        for template in templates:
+            for index, claim in enumerate(items(template.spec.get("resourceClaims"))):
+                for key, target in _CLAIM_KEYS:
+                    name = claim.get(key) if isinstance(claim, Mapping) else None
+                    if isinstance(name, str) and (_namespace(resource), name) not in known[target]:
+                        message = (
+                            f"{resource.label}: {template.path}resourceClaims[{index}] names {target} "
+                            f"{_namespace(resource)}/{name}, which is not among the scanned objects: the GPU and RDMA "
+                            "rules cannot tell what it claims; scan it together with the workload"
+                        )
+                        problems.append(Problem("warning", "claim-not-scanned", item.path, item.line, message, resource.label))
+    return problems
+
+
+def _namespace(resource: Resource) -> str:
+    namespace = get(resource.props, "metadata", "namespace")
+    return namespace if isinstance(namespace, str) else "default"
+
+
+def run(paths: Iterable[str], config: dict | None = None) -> Report:
+    """Scan every path, going on past bad files: the findings, exemptions, errors and warnings."""
+    files, problems = collect(paths)
+    report = Report(problems=problems, files=len(files))
+    for path in files:
+        found, file_problems = read_manifests(path)
+        report.located.extend(found)
+        report.problems.extend(file_problems)
+    report.findings, report.exempted = evaluate_all([item.resource for item in report.located], config)
+    report.problems.extend(blind_spots(report.located))
+    report.problems.sort(key=lambda p: (p.file or "", p.line or 0))
+    return report
 
 
 def scan_all(paths: Iterable[str], config: dict | None = None) -> tuple[list[Located], list[Finding], list]:
-    """Objects found, findings, and exemptions (node agents the rules' config accepts on purpose)."""
-    located = [item for path in yaml_files(paths) for item in load_manifests(path)]
-    findings, exempted = evaluate_all([item.resource for item in located], config)
-    return located, findings, exempted
+    """Objects, findings and exemptions of ``run``; a ConfigError for any error."""
+    report = run(paths, config)
+    _strict(report.problems)
+    return report.located, report.findings, report.exempted
 
 
 def _where(finding: Finding) -> tuple[str, int]:
@@ -107,59 +335,71 @@ def _uri(path: str) -> str:
     return path if relative.startswith("..") else Path(relative).as_posix()
 
 
-def as_json(located: list[Located], findings: list[Finding], exempted: list | None = None) -> str:
-    return json.dumps(
-        {
-            "objects": len(located),
-            "exempted": [
-                {"rule": e.rule, "resource": e.resource.label, "where": e.urn, "message": e.message, "why": e.why}
-                for e in exempted or []
-            ],
-            "mandatory": sum(f.level == "mandatory" for f in findings),
-            "advisory": sum(f.level == "advisory" for f in findings),
-            "findings": [
-                {
-                    "rule": f.rule.name,
-                    "level": f.level,
-                    "file": _where(f)[0],
-                    "line": _where(f)[1],
-                    "resource": f.violation.resource.label,
-                    "message": f.violation.message,
-                }
-                for f in findings
-            ],
-        },
-        indent=2,
-    )
+def _finding(f: Finding) -> dict[str, Any]:
+    file, line = _where(f)
+    label, message = f.violation.resource.label, f.violation.message
+    return {"rule": f.rule.name, "level": f.level, "file": file, "line": line, "resource": label, "message": message}
 
 
-def as_sarif(findings: list[Finding]) -> str:
-    """SARIF 2.1.0 for code-scanning upload: mandatory findings are errors, advisory ones warnings."""
+def as_json(report: Report, exit_code: int) -> str:
+    exempted = [dict(rule=e.rule, resource=e.resource.label, where=e.urn, message=e.message, why=e.why) for e in report.exempted]
+    document = {
+        "objects": len(report.located),
+        "files": report.files,
+        "exit_code": exit_code,
+        "errors": [p.as_dict() for p in report.errors],
+        "warnings": [p.as_dict() for p in report.warnings],
+        "exempted": exempted,
+        "mandatory": report.mandatory,
+        "advisory": sum(f.level == "advisory" for f in report.findings),
+        "findings": [_finding(f) for f in report.findings],
+    }
+    return json.dumps(document, indent=2)
+
+
+def _location(file: str, line: int | None) -> dict:
+    region = {"region": {"startLine": line}} if line else {}
+    return {"physicalLocation": {"artifactLocation": {"uri": _uri(file)}, **region}}
+
+
+def _notification(problem: Problem) -> dict:
+    notification = {"level": problem.level, "message": {"text": problem.message}, "descriptor": {"id": problem.check}}
+    return {**notification, "locations": [_location(problem.file, problem.line)]} if problem.file else notification
+
+
+_LEVEL = {"mandatory": "error", "advisory": "warning"}
+
+
+def as_sarif(report: Report, exit_code: int) -> str:
+    """SARIF 2.1.0 for code-scanning upload: mandatory findings are errors, advisory ones warnings. The
+    scan's own errors and warnings are the invocation's tool execution notifications (a bad policy
+    config a tool configuration notification)."""
     rules = [
         {
             "id": rule.name,
             "shortDescription": {"text": rule.description},
             "fullDescription": {"text": rule.description},
-            "defaultConfiguration": {"level": "error" if rule.enforcement == "mandatory" else "warning"},
+            "defaultConfiguration": {"level": _LEVEL[rule.enforcement]},
         }
         for rule in RULES
     ]
     results = [
         {
             "ruleId": f.rule.name,
-            "level": "error" if f.level == "mandatory" else "warning",
+            "level": _LEVEL[f.level],
             "message": {"text": f.violation.message},
-            "locations": [
-                {"physicalLocation": {"artifactLocation": {"uri": _uri(_where(f)[0])}, "region": {"startLine": _where(f)[1]}}}
-            ],
+            "locations": [_location(*_where(f))],
         }
-        for f in findings
+        for f in report.findings
     ]
-    return json.dumps(
-        {
-            "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-            "version": "2.1.0",
-            "runs": [{"tool": {"driver": {"name": "aks-gpu scan", "rules": rules}}, "results": results}],
-        },
-        indent=2,
-    )
+    invocation = {
+        "executionSuccessful": not report.errors,
+        "exitCode": exit_code,
+        "toolExecutionNotifications": [_notification(p) for p in report.problems if p.check != "policy-config"],
+        "toolConfigurationNotifications": [_notification(p) for p in report.problems if p.check == "policy-config"],
+    }
+    notifications = [{"id": check, "shortDescription": {"text": text}} for check, text in CHECKS.items()]
+    run_ = {"tool": {"driver": {"name": "aks-gpu scan", "rules": rules, "notifications": notifications}}}
+    run_ |= {"invocations": [invocation], "results": results}
+    sarif = {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0", "runs": [run_]}
+    return json.dumps(sarif, indent=2)

@@ -16,6 +16,7 @@ from typing import Literal
 CHECKS = (
     "namespaces",
     "scheduling",
+    "capacity",
     "crds",
     "pod-security",
     "helm-hooks",
@@ -53,11 +54,12 @@ class Finding:
 
 def run(model, as_of: date, upstream: Path | None) -> list[Finding]:
     """Every deployability finding of a plan, blockers first."""
-    from . import arm, chart_checks, crds, lifecycle, namespaces, pod_security, request_path, router, scheduling
+    from . import arm, capacity, chart_checks, crds, lifecycle, namespaces, pod_security, request_path, router, scheduling
 
     findings = [
         *namespaces.check(model),
         *scheduling.check(model),
+        *capacity.check(model),
         *crds.check(model),
         *crds.schemas(model, upstream),
         *pod_security.check(model),
