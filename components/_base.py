@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 import pulumi
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .errors import ConfigError, validation_problems
+from .errors import ConfigError, shown, validation_problems
 
 PACKAGE = "aks-gpu"
 """Type-token package of every component: ``aks-gpu:index:<Component>``."""
@@ -38,7 +38,7 @@ def validate_args(model: type[Args], args: Args | dict[str, Any] | None, compone
 
 
 def fail(component: str, name: str, field: str, value: Any, problem: str) -> None:
-    raise ComponentInputError(f"{component} {name!r}: invalid arguments", [f"{field}={value!r}: {problem}"])
+    raise ComponentInputError(f"{component} {name!r}: invalid arguments", [f"{field}={shown(value)}: {problem}"])
 
 
 def restricted_container() -> dict[str, Any]:

@@ -44,6 +44,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from .errors import FieldProblem
+
 VSR_VERSION = "0.3.0"
 VSR_IMAGE_REPOSITORY = "ghcr.io/vllm-project/semantic-router/extproc"
 """The chart's ``image.repository``; its default tag is the chart's appVersion, ``latest`` at v0.3.0, so the tag is pinned."""
@@ -303,26 +305,41 @@ class RouterConfigArgs(BaseModel):
     @model_validator(mode="after")
     def _cross_check(self) -> RouterConfigArgs:
         model_names = [m.name for m in self.models]
-        _no_duplicates("model", model_names)
+        _no_duplicates("models", "model", model_names)
         decision_names = [d.name for d in self.decisions]
-        _no_duplicates("decision", decision_names)
+        _no_duplicates("decisions", "decision", decision_names)
         reserved = sorted(_RESERVED_DECISIONS.intersection(decision_names))
         if reserved:
-            raise ValueError(f"decision names {reserved} are reserved for the guard decisions")
+            raise FieldProblem("decisions", reserved, "these decision names are reserved for the guard decisions")
         if not any(m.kind == "self-hosted" for m in self.models):
-            raise ValueError("at least one model must be kind 'self-hosted' (the in-cluster safe default)")
+            raise FieldProblem(
+                "models", model_names, "at least one model must be kind 'self-hosted' (the in-cluster safe default)"
+            )
         known = sorted(model_names)
         if self.default_model not in model_names:
-            raise ValueError(f"default_model {self.default_model!r} is not a known model; known models: {known}")
+            raise FieldProblem("default_model", self.default_model, f"not a known model; known models: {known}")
         by_name = {m.name: m for m in self.models}
-        for decision in self.decisions:
+        for i, decision in enumerate(self.decisions):
             if decision.model not in by_name:
-                raise ValueError(f"decision {decision.name!r} routes to unknown model {decision.model!r}; known models: {known}")
+                raise FieldProblem(
+                    f"decisions[{i}].model",
+                    decision.model,
+                    f"decision {decision.name!r} routes to an unknown model; known models: {known}",
+                )
             if decision.use_reasoning and by_name[decision.model].reasoning_family is None:
-                raise ValueError(
-                    f"decision {decision.name!r} sets use_reasoning but model {decision.model!r} has no reasoning_family"
+                raise FieldProblem(
+                    f"decisions[{i}].use_reasoning",
+                    True,
+                    f"decision {decision.name!r} asks for reasoning but model {decision.model!r} has no reasoning_family",
                 )
         return self
+
+
+def _no_duplicates(field: str, what: str, names: Iterable[str]) -> None:
+    seen: set[str] = set()
+    dupes = sorted({n for n in names if n in seen or seen.add(n)})
+    if dupes:
+        raise FieldProblem(field, dupes, f"duplicate {what} names")
 
 
 def required_models(args: RouterConfigArgs) -> list[str]:
@@ -335,13 +352,6 @@ def required_models(args: RouterConfigArgs) -> list[str]:
     if args.guards.pii:
         models.append(PII_MODEL)
     return models
-
-
-def _no_duplicates(what: str, names: Iterable[str]) -> None:
-    seen: set[str] = set()
-    dupes = sorted({n for n in names if n in seen or seen.add(n)})
-    if dupes:
-        raise ValueError(f"duplicate {what} names: {dupes}")
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -15,12 +15,13 @@ from collections.abc import Mapping
 
 import pulumi
 import pulumi_kubernetes as k8s
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from . import catalog, router_config
-from ._base import PACKAGE, Children, StrictModel, fail, validate_args
+from ._base import PACKAGE, Children, ComponentInputError, StrictModel, fail, validate_args
 from .ai_gateway import AIGW_ADMIN_PORT, AiGateway, AiGatewayArgs, GatewayBackend, TracingEndpoint
 from .azure_openai import AzureOpenAI, AzureOpenAIArgs
+from .errors import validation_problems
 from .grafana import ManagedGrafana, ManagedGrafanaArgs
 from .images import relocate
 from .kaito_workspace import SERVICE_PORT as KAITO_SERVICE_PORT
@@ -296,8 +297,10 @@ class SemanticRouterGateway(pulumi.ComponentResource):
                     f"{TRACE_COLLECTOR}.{args.gateway.namespace}.svc.cluster.local:{OTLP_PORT}" if args.tracing else None
                 ),
             )
-        except ValueError as err:
-            fail("SemanticRouterGateway", name, "decisions", "see below", str(err).replace("\n", " "))
+        except ValidationError as err:
+            # The router config is built here from the gateway's settings: blame those, without pydantic's internals.
+            problems = validation_problems(err, "gateway")
+            raise ComponentInputError(f"SemanticRouterGateway {name!r}: invalid arguments", problems) from None
 
     @staticmethod
     def _pod_monitors(name: str, args: SemanticRouterGatewayArgs, opts, after: list[pulumi.Resource]) -> None:

@@ -440,7 +440,8 @@ def test_outputs_are_read_defensively(read, value, expected):
         (
             {"workspace_name": "grafana-test"},
             {"prometheus": "/subscriptions/0000/resourceGroups/rg/providers/Microsoft.OperationalInsights/workspaces/law"},
-            "prometheus='/subscriptions/0000/resourceGroups/rg/providers/Microsoft.OperationalInsights/workspaces/law': expected a ManagedPrometheus",
+            # Values longer than 80 characters are cut in messages.
+            "prometheus='/subscriptions/0000/resourceGroups/rg/providers/Microsoft.OperationalInsights/…: expected a ManagedPrometheus",
         ),
         ({"workspace_name": "grafana-test"}, {"prometheus": None}, "prometheus=None: expected a ManagedPrometheus"),
         ({"workspace_name": "grafana-test"}, {"location": None}, "location=None: required"),

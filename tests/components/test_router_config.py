@@ -61,23 +61,26 @@ def test_decision_with_unknown_model_names_decision_model_and_known_models():
     bad = RouterDecision(name="maths", categories=["math"], model="gpt-5")
     with pytest.raises(ValidationError) as err:
         _args(decisions=[bad])
-    assert f"decision 'maths' routes to unknown model 'gpt-5'; known models: ['{FRONTIER}', '{CHEAP}']" in str(err.value)
+    assert (
+        f"decisions[0].model='gpt-5': decision 'maths' routes to an unknown model; known models: ['{FRONTIER}', '{CHEAP}']"
+        in str(err.value)
+    )
 
 
 def test_unknown_default_model():
-    with pytest.raises(ValidationError, match=re.escape("default_model 'nope' is not a known model; known models:")):
+    with pytest.raises(ValidationError, match=re.escape("default_model='nope': not a known model; known models:")):
         _args(default_model="nope")
 
 
 def test_duplicate_model_names():
     models = _models()
-    with pytest.raises(ValidationError, match=re.escape(f"duplicate model names: ['{CHEAP}']")):
+    with pytest.raises(ValidationError, match=re.escape(f"models=['{CHEAP}']: duplicate model names")):
         _args(models=[*models, models[0]])
 
 
 def test_duplicate_decision_names():
     d = RouterDecision(name="same", categories=["math"], model=FRONTIER)
-    with pytest.raises(ValidationError, match=re.escape("duplicate decision names: ['same']")):
+    with pytest.raises(ValidationError, match=re.escape("decisions=['same']: duplicate decision names")):
         _args(decisions=[d, d.model_copy(update={"categories": ["law"]})])
 
 

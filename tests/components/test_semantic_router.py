@@ -84,7 +84,10 @@ def test_only_the_gateway_reaches_the_router():
     "change, expected",
     [
         ({"default_model": "gpt-5"}, "default_model"),
-        ({"decisions": [{"name": "hard", "categories": ["math"], "model": "o3"}]}, "unknown model 'o3'"),
+        (
+            {"decisions": [{"name": "hard", "categories": ["math"], "model": "o3"}]},
+            "decisions[0].model='o3': decision 'hard' routes to an unknown model",
+        ),
     ],
 )
 def test_bad_router_config_is_refused_before_anything_exists(change, expected):

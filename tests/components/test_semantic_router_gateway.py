@@ -9,6 +9,7 @@ import re
 import pytest
 
 from components import router_config
+from components._base import ComponentInputError
 from components.config import parse_stack_config
 from components.errors import ConfigError
 from components.grafana import DASHBOARD_PATH
@@ -336,3 +337,18 @@ def test_a_served_model_name_the_router_cannot_use_is_refused(served):
     message = str(caught.value)
     assert message.startswith("SemanticRouterGateway 'gateway': invalid arguments")
     assert repr(served) in message and "served_model_name" in message
+
+
+def test_a_router_config_problem_names_its_key_without_pydantic_internals():
+    """Before: decisions='see below' and pydantic's input_value dump."""
+    config = stack_config("dev")
+    config["aks-gpu-inference:gateway"]["decisions"] = [
+        {"name": "x", "categories": ["math"], "model": "gpt-5.5", "use_reasoning": True}
+    ]
+    with pytest.raises(ComponentInputError) as caught:
+        run_stack(config)
+    message = str(caught.value)
+    assert (
+        "decisions[0].use_reasoning=True: decision 'x' asks for reasoning but model 'gpt-5.5' has no reasoning_family" in message
+    )
+    assert "input_value" not in message and "see below" not in message
