@@ -69,8 +69,8 @@ def full_node_problems(models: list[VllmServiceArgs], pools: dict[str, GpuNodePo
 def gateway_name_problems(config: Any) -> list[FieldProblem]:
     """The gateway routes by model name (a ``StackConfig`` with a gateway): every name it serves must be
     unique across self-hosted models, KAITO presets and Azure OpenAI deployments and not one that asks the
-    router to choose, and the gateway's ``default_model`` and decisions must name one of them. (The name's
-    characters are SemanticRouterGateway's check.)"""
+    router to choose (and a model's served name must be one the router accepts), and the gateway's
+    ``default_model`` and decisions must name one of them."""
     named = [
         (f"models[{i}].served_model_name", m.served_model_name or m.model, m.served_model_name is None)
         for i, m in enumerate(config.models)
@@ -85,6 +85,13 @@ def gateway_name_problems(config: Any) -> list[FieldProblem]:
         default = " (the default: the model id)" if defaulted else ""
         if name in router_config.auto_model_names():
             problems.append(FieldProblem(where, name, "reserved: clients send this name to let the router choose"))
+        elif where.startswith("models[") and not router_config.MODEL_NAME.match(name):
+            hint = " (the default: the model id; set served_model_name)" if defaulted else ""
+            problems.append(
+                FieldProblem(
+                    where, name, f"routed model names are lower-case letters, digits, '.', '_' or '-'{hint}, e.g. 'llama-8b'"
+                )
+            )
         elif name in first:
             problems.append(
                 FieldProblem(

@@ -335,8 +335,9 @@ def test_a_served_model_name_the_router_cannot_use_is_refused(served):
     with pytest.raises(ConfigError) as caught:
         run_stack(config, "dev")
     message = str(caught.value)
-    assert message.startswith("SemanticRouterGateway 'gateway': invalid arguments")
-    assert repr(served) in message and "served_model_name" in message
+    # Refused by the stack config, with the key's full path, before any component runs.
+    assert message.startswith("Pulumi.dev.yaml is invalid")
+    assert f"models[0].served_model_name={served!r}: routed model names are lower-case" in message
 
 
 def test_a_router_config_problem_names_its_key_without_pydantic_internals():

@@ -32,6 +32,8 @@ from policies.rules._templates import (
     templates_of,
 )
 
+from ._fixtures import analyze
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "operator_kinds"
 UNTOLERATED = "does not tolerate 'sku=gpu:NoSchedule'"
 PRIVILEGED = "securityContext.privileged is true"
@@ -117,13 +119,16 @@ def privileged(kind: Kind, docs: list[dict[str, Any]]) -> None:
     at(subject(docs), kind.container).setdefault("securityContext", {})["privileged"] = True
 
 
-BOTH = pytest.mark.parametrize("run", ["pure", "scan"])
+BOTH = pytest.mark.parametrize("run", ["pure", "scan", "analyzer"])
 
 
 def run_rules(run: str, docs, tmp_path: Path, config=None) -> list[tuple[str, str, str]]:
-    """(rule, level, message) of every finding: ``evaluate_all`` on the objects, or ``scan_all`` on them as a file."""
+    """(rule, level, message) of every finding: ``evaluate_all`` on the objects, the real analyzer on them,
+    or ``scan_all`` on them as a file."""
     if run == "pure":
         found, _ = evaluate_all(resources(docs), config)
+    elif run == "analyzer":  # pulumi_policy's own analyzer, as `pulumi preview --policy-pack` runs the pack
+        return [(v.policy, v.enforcement, v.message) for v in analyze(resources(docs), config)]
     else:
         (tmp_path / "manifest.yaml").write_text(yaml.safe_dump_all(docs, sort_keys=False))
         _, found, _ = scan_all([str(tmp_path / "manifest.yaml")], config)
