@@ -216,16 +216,9 @@ def resource_claim(name: str, device_class: str, *, namespace: str = NS) -> Reso
 
 
 def device_class(name: str, driver: str) -> Resource:
-    return resource(
-        "kubernetes:resource.k8s.io/v1:DeviceClass",
-        name,
-        {
-            "apiVersion": "resource.k8s.io/v1",
-            "kind": "DeviceClass",
-            "metadata": {"name": name},
-            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{driver}"'}}]},
-        },
-    )
+    from ._device_class_fixtures import dra_class
+
+    return dra_class(name, f'device.driver == "{driver}"')
 
 
 def storage_class(
