@@ -530,7 +530,7 @@ class AiGateway(pulumi.ComponentResource):
     def eg_values(args: AiGatewayArgs | None = None) -> dict:
         """Envoy Gateway chart values: the AI Gateway extension, the Redis rate-limit backend and pinned images."""
         registry = args.image_registry if args else None
-        version = args.eg_version if args else "v1.8.2"
+        version = args.eg_version if args else AiGatewayArgs.model_fields["eg_version"].default
         # The chart renders config.envoyGateway as the EnvoyGateway config, merged over its defaults
         # (envoyproxy/gateway charts/gateway-helm/values.tmpl.yaml); rateLimit.backend is EnvoyGatewaySpec's.
         include_all = {"includeAll": True}

@@ -52,6 +52,9 @@ VSR_IMAGE_REPOSITORY = "ghcr.io/vllm-project/semantic-router/extproc"
 VSR_CHART = "oci://ghcr.io/vllm-project/charts/semantic-router"
 VSR_CHART_VERSION = VSR_VERSION
 VSR_EXTPROC_PORT = 50051
+VSR_NAMESPACE = "vllm-semantic-router-system"
+VSR_SERVICE = "semantic-router"
+"""Where the router's ext_proc Service lives (the chart's fullname for release ``semantic-router``)."""
 VSR_API_PORT = 8080
 CONFIG_FORMAT = "v0.3"
 

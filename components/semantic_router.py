@@ -23,8 +23,8 @@ from ._k8s import KubernetesObject
 from .images import relocate
 from .router_models import RouterModels
 
-NAMESPACE = "vllm-semantic-router-system"
-RELEASE = "semantic-router"
+NAMESPACE = router_config.VSR_NAMESPACE
+RELEASE = router_config.VSR_SERVICE
 METRICS_PORT = 9190
 GATEWAY_NAMESPACE = "envoy-gateway-system"
 """Where Envoy Gateway runs the data-plane pods that call the router."""

@@ -94,7 +94,16 @@ class _Walk:
     def order(self, gw: dict, chain: list[filter_chain.HttpFilter]) -> None:
         ns, name = _meta(gw).get("namespace"), _meta(gw)["name"]
         names = [f.name for f in chain]
-        routers = [i for i, f in enumerate(chain) if "envoyextensionpolicy" in f.name and "semantic-router" in f.name]
+        # The router's filters: ext_procs of the EnvoyExtensionPolicies whose backend is the router's Service.
+        policies = [
+            f"/envoyextensionpolicy/{_meta(p).get('namespace')}/{_meta(p)['name']}/"
+            for p in self.of_kind("EnvoyExtensionPolicy")
+            for ext in (p.get("spec") or {}).get("extProc") or []
+            for ref in ext.get("backendRefs") or []
+            if (ref.get("namespace") or _meta(p).get("namespace"), ref.get("name"))
+            == (router_config.VSR_NAMESPACE, router_config.VSR_SERVICE)
+        ]
+        routers = [i for i, f in enumerate(chain) if any(p in f.name for p in policies)]
         if not routers:
             return
         at = routers[0]

@@ -10,6 +10,8 @@ what the stack meant is not what the router does.
 
 from __future__ import annotations
 
+import copy
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +43,13 @@ def chart_defaults(upstream: Path | None, version: str) -> dict | None:
     path = upstream / "charts" / CHART / version / "values.yaml" if upstream else None
     if path is None or not path.is_file():
         return None
-    with path.open(encoding="utf-8") as handle:
+    return copy.deepcopy(_sample_config(str(path)))
+
+
+@functools.lru_cache(maxsize=4)
+def _sample_config(path: str) -> dict:
+    # Read once per plan: both the router check and the request paths need it (callers get a copy).
+    with open(path, encoding="utf-8") as handle:
         return (next(yaml.safe_load_all(handle)) or {}).get("config") or {}
 
 
