@@ -1,4 +1,4 @@
-"""How close the memory fit (components/models.py) comes to what vLLM reported in published start-up logs.
+"""How close the memory fit (components/core/models.py) comes to what vLLM reported in published start-up logs.
 
 Reads bench/fit_reference_points.json. For every point it runs the fit with the point's model, GPU (the
 memory gpu_memory.json says that GPU reports), tensor-parallel size, gpu_memory_utilization, context and
@@ -19,8 +19,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from components import models
-from components.models import GIB, ModelFactsArgs
+from components.core import models
+from components.core.models import GIB, ModelFactsArgs
 
 POINTS_FILE = Path(__file__).with_name("fit_reference_points.json")
 
@@ -205,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(
             f"Memory fit vs published vLLM logs (the fit models vLLM {models.PINNED_VLLM_VERSION}; "
-            f"device memory from components/gpu_memory.json)\n"
+            f"device memory from components/core/gpu_memory.json)\n"
         )
         print(report(outcomes, tolerance))
         print()

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
-from components.errors import ConfigError
+from components.core.errors import ConfigError
 from planner import safe_json, safe_yaml
 from tests.fuzzing import facts_texts, make_project, manifest_texts, plan, run_cli, stack_texts
 

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 import pulumi
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .errors import ConfigError, shown, validation_problems
+from .core.errors import ConfigError, shown, validation_problems
 
 PACKAGE = "aks-gpu"
 """Type-token package of every component: ``aks-gpu:index:<Component>``."""

@@ -14,9 +14,9 @@ from typing import Any
 
 import celpy
 
-from components import catalog
-from components.dra_device_classes import GPU_CLASS, MIG_CLASS
-from components.rdma_network import POOL_ANNOTATION
+from components.core import catalog
+from components.gpu.dra_device_classes import GPU_CLASS, MIG_CLASS
+from components.gpu.rdma_network import POOL_ANNOTATION
 
 from .engine import ProgramRun
 from .render import plain

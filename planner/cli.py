@@ -15,7 +15,7 @@ import traceback
 from datetime import date
 from pathlib import Path
 
-from components.errors import ConfigError
+from components.core.errors import ConfigError
 
 # One meaning for every command: 0 clean; 1 mandatory violations, unsatisfiable claims or blockers (plan),
 # mandatory findings (scan), nothing fits (fit); 2 bad input (ConfigError, an unreadable file, argparse
@@ -145,7 +145,7 @@ def _plan(args: argparse.Namespace, project_dir: Path, out) -> int:
     if routes:
         costs = render.plain(run.outputs.get("gateway_cost_per_million") or {})
         endpoint = run.outputs.get("gateway_endpoint") or f"(after deploy: {run.outputs.get('gateway_address_command')})"
-        from components.router_config import auto_model_names
+        from components.gateway.router_config import auto_model_names
 
         auto = " or ".join(f'"{m}"' for m in auto_model_names())
         print(f"Gateway: {endpoint}  (clients send model {auto} or a model below; authentication required)")
@@ -342,8 +342,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="list every catalog size and tensor-parallel size that serves a model under vLLM, cheapest first",
         description=(
             "Estimate GPU memory for a model under vLLM on every current catalog size, tp 1/2/4/8 and MIG slice: "
-            "weights, runtime overhead and KV cache per GPU (formula: components/models.py FORMULA). "
-            "MODEL is a Hugging Face id from components/models.json, a KAITO preset name, or a JSON file of "
+            "weights, runtime overhead and KV cache per GPU (formula: components/core/models.py FORMULA). "
+            "MODEL is a Hugging Face id from components/core/models.json, a KAITO preset name, or a JSON file of "
             "ModelFactsArgs keys. Exit code 0 when an option fits, 1 when none does, 2 for an unknown model."
         ),
     )

@@ -1,6 +1,6 @@
 """``aks-gpu fit``: every catalog size and tensor-parallel size that serves a model, cheapest first.
 
-Reads ``components.models`` and ``components.catalog`` only, so the command never imports the Pulumi
+Reads ``components.core.models`` and ``components.core.catalog`` only, so the command never imports the Pulumi
 SDKs. Exit codes: 0 when at least one option fits, 1 when none does, 2 for an unknown model.
 """
 
@@ -13,9 +13,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from components import catalog
-from components.errors import ConfigError, validation_problems
-from components.models import (
+from components.core import catalog
+from components.core.errors import ConfigError, validation_problems
+from components.core.models import (
     RUNTIME_OVERHEAD_GIB,
     TP_OVERHEAD_GIB,
     WARN_BELOW_SEQUENCES,
@@ -58,9 +58,9 @@ def header(model: ModelFactsArgs, length: int, args: argparse.Namespace) -> str:
         f"Fit of {model.hf_id} at {length} tokens of context (weights {weights}, KV cache {args.kv_cache_dtype}, "
         f"gpu-memory-utilization {args.gpu_memory_utilization})\n"
         f"List-price estimate ({prices['date']}, {prices['region']}, unverified third-party snapshot); per GPU: "
-        f"budget = the GiB the device reports (components/gpu_memory.json) x utilization, minus non-torch, activation, "
+        f"budget = the GiB the device reports (components/core/gpu_memory.json) x utilization, minus non-torch, activation, "
         f"MoE workspace and CUDA-graph overhead (base {RUNTIME_OVERHEAD_GIB} GiB, +{TP_OVERHEAD_GIB} with TP); "
-        "formula: components/models.py FORMULA"
+        "formula: components/core/models.py FORMULA"
     )
 
 
@@ -156,7 +156,7 @@ def _report(model: ModelFactsArgs, length: int, args, results: list[FitResult], 
         "dtype": args.dtype,
         "kv_cache_dtype": args.kv_cache_dtype,
         "assumptions": {
-            "budget": "device-reported GiB (components/gpu_memory.json) x gpu_memory_utilization",
+            "budget": "device-reported GiB (components/core/gpu_memory.json) x gpu_memory_utilization",
             "runtime_overhead_gib": RUNTIME_OVERHEAD_GIB,
             "tp_overhead_gib": TP_OVERHEAD_GIB,
             "prices": catalog.price_snapshot(),

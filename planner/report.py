@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from components import catalog
+from components.core import catalog
 
 from .engine import ProgramRun
 from .render import plain

@@ -8,7 +8,7 @@ each document with libyaml (``CSafeLoader``; the pure-Python loader when the whe
 the node graph once without expanding aliases, and only then constructs the Python values. The walk
 is linear in the size of the text, so a hostile document is refused in the time it takes to read it.
 
-Every refusal is an ``InputError``, a ``components.errors.ConfigError`` whose problems say
+Every refusal is an ``InputError``, a ``components.core.errors.ConfigError`` whose problems say
 ``source:line: what`` and whose ``line`` is the first problem's line.
 """
 
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import yaml
 
-from components.errors import ConfigError
+from components.core.errors import ConfigError
 
 MAX_BYTES = 20 * 2**20
 """Default largest input: 20 MiB, ten times the largest ``helm template`` output the project renders."""

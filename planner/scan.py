@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from components.errors import ConfigError
+from components.core.errors import ConfigError
 from policies.rules import RULES, Finding, evaluate_all
 from policies.rules._model import Resource, get, items, kube_kind, pod_templates, token_for_manifest
 

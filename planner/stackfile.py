@@ -7,8 +7,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from components.config import SECRET_KEYS
-from components.errors import ConfigError
+from components.core.errors import ConfigError
+from components.stack.config import SECRET_KEYS
 
 from . import safe_yaml
 

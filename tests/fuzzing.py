@@ -36,7 +36,7 @@ for _text in MANIFESTS.values():
     with contextlib.suppress(yaml.YAMLError):  # a fixture broken on purpose gets text mutations only
         MANIFEST_DOCUMENTS.append([d for d in yaml.load_all(_text, Loader=yaml.CSafeLoader) if d is not None] or [{}])
 STACK_DATA = yaml.load(STACK_TEXT, Loader=yaml.CSafeLoader)
-FACTS = json.loads((REPO / "components/models.json").read_text())["models"][0]
+FACTS = json.loads((REPO / "components/core/models.json").read_text())["models"][0]
 
 BIG = str(10**400)
 

@@ -39,10 +39,12 @@ def installed(tmp_path_factory) -> Path:
 
 
 def test_wheel_ships_the_packages_data_and_command(installed):
-    assert (installed / "components" / "gpu_sizes.json").is_file()
-    assert (installed / "components" / "models.json").is_file()
-    assert (installed / "components" / "gate_scripts" / "nccl.sh").is_file(), "QualificationGates reads its scripts at run time"
-    assert (installed / "components" / "refresher" / "refresh_token.py").is_file()
+    assert (installed / "components" / "core" / "gpu_sizes.json").is_file()
+    assert (installed / "components" / "core" / "models.json").is_file()
+    assert (installed / "components" / "gpu" / "gate_scripts" / "nccl.sh").is_file(), (
+        "QualificationGates reads its scripts at run time"
+    )
+    assert (installed / "components" / "gateway" / "refresher" / "refresh_token.py").is_file()
     assert (installed / "planner" / "cli.py").is_file() and (installed / "policies" / "rules").is_dir()
     entry_points = next(installed.glob("aks_gpu_inference-*.dist-info")) / "entry_points.txt"
     assert "aks-gpu = planner.cli:main" in entry_points.read_text()

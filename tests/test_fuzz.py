@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from components._base import ComponentInputError
-from components.errors import ConfigError
+from components.core.errors import ConfigError
 from planner import safe_json, safe_yaml
 from planner.engine import run_program
 from planner.stackfile import add_secret_placeholders

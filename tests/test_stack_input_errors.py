@@ -9,10 +9,10 @@ import shutil
 import pytest
 import yaml
 
-from components import catalog
-from components.config import config_from_env, parse_stack_config
-from components.errors import MAX_SHOWN, ConfigError
-from components.stack_input import azure_regions
+from components.core import catalog
+from components.core.errors import MAX_SHOWN, ConfigError
+from components.stack.config import config_from_env, parse_stack_config
+from components.stack.stack_input import azure_regions
 from planner.cli import main
 from tests.conftest import REPO, stack_config
 
@@ -43,7 +43,7 @@ def pool(c: dict) -> dict:
         (
             lambda c: pool(c).update(os_disk_type="Ephemeral", os_disk_size_gb=1000),
             "gpu_pools[0].os_disk_size_gb=1000: an ephemeral OS disk on Standard_NC24ads_A100_v4 lives on its 64 GiB "
-            "local disk (components/vm_disks.json); use at most 64, or os_disk_type 'Managed'",
+            "local disk (components/core/vm_disks.json); use at most 64, or os_disk_type 'Managed'",
         ),
         (
             lambda c: pool(c).update(spot=True, spot_max_price=0),
@@ -67,13 +67,13 @@ def pool(c: dict) -> dict:
         ),
         (
             lambda c: c.update(location="eastu"),
-            "location='eastu': not an Azure region (components/azure_regions.json); did you mean 'eastus' or 'eastus2'?",
+            "location='eastu': not an Azure region (components/stack/azure_regions.json); did you mean 'eastus' or 'eastus2'?",
         ),
         (lambda c: c.update(location="East US"), "location='East US': use the region's name, not its display name"),
         (
             lambda c: c["cluster"]["system_pool"].update(vm_size="Standard_D4ds_v9"),
             "cluster.system_pool.vm_size='Standard_D4ds_v9': not a VM size Azure offers in any region "
-            "(components/azure_vm_sizes.json); did you mean 'Standard_D4ds_v7' or 'Standard_D4ds_v6' or 'Standard_D4ds_v5'?",
+            "(components/core/azure_vm_sizes.json); did you mean 'Standard_D4ds_v7' or 'Standard_D4ds_v6' or 'Standard_D4ds_v5'?",
         ),
         (
             lambda c: c["cluster"]["system_pool"].update(vm_size="Standard_D2ds_v5"),
@@ -152,7 +152,7 @@ def test_did_you_mean_never_suggests_a_retired_size():
 
 
 def test_the_region_list_is_sourced_and_holds_the_repo_stacks_regions():
-    data = json.loads((REPO / "components" / "azure_regions.json").read_text())
+    data = json.loads((REPO / "components" / "stack" / "azure_regions.json").read_text())
     assert "@" in data["source"] and "@" in data["sovereign"]["source"]
     regions = azure_regions()
     assert {"eastus", "swedencentral", "westus3", "usgovvirginia"} <= set(regions)

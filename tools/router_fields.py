@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Generate the vSR config-key table (components/router_fields/v<version>.json) from the router's Go config types.
+"""Generate the vSR config-key table (components/gateway/router_fields/v<version>.json) from the router's Go config types.
 
 Reads src/semantic-router/pkg/config at a tag (``git show``; nothing is copied) and writes, per struct reachable from
 CanonicalConfig, the YAML keys the router's collectKnownFields (pkg/config/validate.go) accepts: yaml:"-" skipped,
 untagged fields lower-cased, ",inline"/untagged embedded structs promoted (non-struct ones dropped, as in Go),
 unexported fields counted (reflect lists them). Aliases and non-struct defined types are expanded, so each name left
 in a type expression is a listed struct or a leaf. Whatever it cannot parse is an error (exit 1), never a guess.
-Example: python tools/router_fields.py --repo semantic-router.git --tag v0.3.0 --out components/router_fields/v0.3.0.json
+Example: python tools/router_fields.py --repo semantic-router.git --tag v0.3.0 --out components/gateway/router_fields/v0.3.0.json
 """
 
 from __future__ import annotations

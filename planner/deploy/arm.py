@@ -3,7 +3,7 @@
 Enum values come from the installed azure-native SDK module, whose enums are generated from the
 REST API version it calls (containerservice 2025-09-01 in azure-native 3.29): a value it lacks is
 one that API version refuses. The ephemeral OS disk must fit the size's local disk (AKS places it
-on the cache disk, else the temp disk; ``components/vm_disks.py``).
+on the cache disk, else the temp disk; ``components/core/vm_disks.py``).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from components import vm_disks
+from components.core import vm_disks
 
 from ..render import plain
 from . import Finding
@@ -101,7 +101,7 @@ def _disk_findings(props: dict[str, Any], where: str) -> list[Finding]:
                 "warning",
                 where,
                 f"ephemeral OS disk on {vm_size}, whose local disk sizes the catalog does not know",
-                "add the size to components/vm_disks.json",
+                "add the size to components/core/vm_disks.json",
             )
         ]
     if size > limit:

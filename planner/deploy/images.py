@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from components.images import parse
+from components.core.images import parse
 
 from .model import DeployModel
 

@@ -1,4 +1,4 @@
-"""Versions, models and VM sizes against the dated lifecycle table (``components/lifecycle.json``).
+"""Versions, models and VM sizes against the dated lifecycle table (``components/core/lifecycle.json``).
 
 Retired on the plan date is a blocker (AKS refuses a Kubernetes version past support, Azure OpenAI
 refuses deployments of a retired model version, a retired size cannot be allocated); retiring
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from components import lifecycle
+from components.core import lifecycle
 
 from ..render import plain
 from . import Finding

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from components import catalog
+from components.core import catalog
 from policies.rules._model import AGENTPOOL_LABEL, Resource
 
 from ..charts import CLUSTER_SCOPED, ChartRender, child_records

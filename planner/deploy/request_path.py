@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from components import router_config
+from components.gateway import router_config
 
 from . import Finding, filter_chain, router
 from .model import DeployModel

@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from components import router_fields
+from components.gateway import router_fields
 
 from . import Finding
 from .model import DeployModel
@@ -87,7 +87,7 @@ def check(model: DeployModel, upstream: Path | None) -> list[Finding]:
                     "blocker",
                     chart.label,
                     f"the router ignores {problem}" + ("" if merged else " (chart sample config not merged: no upstream copy)"),
-                    "use the config keys of this router version (components/router_fields)",
+                    "use the config keys of this router version (components/gateway/router_fields)",
                 )
             )
     return findings

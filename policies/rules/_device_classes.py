@@ -29,7 +29,7 @@ from typing import Any, Literal, NamedTuple
 
 import celpy
 
-from components import catalog
+from components.core import catalog
 
 from ._model import (
     GPU_DEVICE_CLASSES,

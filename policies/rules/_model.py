@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from components import catalog
+from components.core import catalog
 
 
 class _Unknown:

@@ -8,7 +8,7 @@ Unknown values are skipped (advisory).
 
 from __future__ import annotations
 
-from components import catalog
+from components.core import catalog
 
 from . import Rule
 from ._model import StackIndex, Violation, gpu_resource_names, pod_templates

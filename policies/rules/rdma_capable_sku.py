@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from components import catalog
+from components.core import catalog
 
 from . import Rule
 from ._device_classes import by_name_note, class_kinds, rdma_containers

@@ -11,7 +11,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
-from components.ai_gateway import (
+from components.gateway.ai_gateway import (
     AIGW_CHART,
     AIGW_CRDS_CHART,
     AZURE_API_VERSION,

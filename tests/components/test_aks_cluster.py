@@ -5,7 +5,7 @@ import yaml
 
 from components import AksCluster
 from components._base import ComponentInputError
-from components.aks_cluster import AKS_RBAC_CLUSTER_ADMIN_ROLE, kubeconfig_for_login
+from components.azure.aks_cluster import AKS_RBAC_CLUSTER_ADMIN_ROLE, kubeconfig_for_login
 from planner.engine import SECRET
 from tests.conftest import of_type, one, registered_before_error, run_components
 

@@ -2,8 +2,8 @@ import pulumi
 import pytest
 
 from components._base import ComponentInputError
-from components.azure_openai import MODEL_PRICES, MODEL_VERSIONS, PRICES_AS_OF, PRICES_SOURCE, AzureOpenAI
-from components.workload_identity import BUILT_IN_ROLES, WorkloadIdentity
+from components.azure.azure_openai import MODEL_PRICES, MODEL_VERSIONS, PRICES_AS_OF, PRICES_SOURCE, AzureOpenAI
+from components.azure.workload_identity import BUILT_IN_ROLES, WorkloadIdentity
 from tests.components.test_workload_identity import ISSUER, run_with_outputs
 from tests.conftest import of_type, one, refusal_message, run_components
 
@@ -144,12 +144,12 @@ def test_default_versions_are_in_the_lifecycle_table_and_the_recommended_one_is_
     """Before: the defaults were versions the issue reported retired; now each is dated in the table."""
     from datetime import date
 
-    from components import lifecycle
+    from components.core import lifecycle
 
     today = date(2026, 12, 1)
     for model, version in MODEL_VERSIONS.items():
         row = lifecycle.model_status(model, version, today)
-        assert row is not None, f"{model}@{version} is not in components/lifecycle.json"
+        assert row is not None, f"{model}@{version} is not in components/core/lifecycle.json"
         assert row.state != "retired", f"{model}@{version} is retired on {today}"
     recommended = lifecycle.recommendations()["frontier_model"]
     assert MODEL_VERSIONS[recommended["model"]] == recommended["version"]

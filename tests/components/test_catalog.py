@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components import catalog
+from components.core import catalog
 
 SKUS = catalog.skus()
 

@@ -17,9 +17,9 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from components import catalog
-from components.dra_device_classes import GPU_CLASS, MIG_CLASS, mig_profile_cel, model_class_cel, model_class_name
-from components.rdma_network import DEVICE_CLASS, DEVICE_CLASS_CEL
+from components.core import catalog
+from components.gpu.dra_device_classes import GPU_CLASS, MIG_CLASS, mig_profile_cel, model_class_cel, model_class_name
+from components.gpu.rdma_network import DEVICE_CLASS, DEVICE_CLASS_CEL
 from planner.claims import CHART_CLASSES, Selector, SimPool, cel_devices, node_slices
 from planner.render import plain
 from tests.conftest import run_stack, stack_config

@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 import pytest
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from components.kaito_workspace import KaitoWorkspaceArgs
+from components.serving.kaito_workspace import KaitoWorkspaceArgs
 from planner.render import kubernetes_object
 from tests.conftest import CUSTOM_RESOURCE_GROUPS, STACKS, is_custom_resource, run_stack, stack_config
 

@@ -4,7 +4,8 @@ catalog, claim templates, the optional GPU Operator, and every combination it re
 import pulumi_kubernetes as k8s
 import pytest
 
-from components import DraDeviceClasses, GpuNodePool, catalog
+from components import DraDeviceClasses, GpuNodePool
+from components.core import catalog
 from tests.conftest import of_type, refusal_message, run_components
 
 H100 = "Standard_ND96isr_H100_v5"

@@ -2,7 +2,7 @@ import pytest
 
 from components import GpuNodePool, GpuNodePoolArgs
 from components._base import ComponentInputError
-from components.gpu_node_pool import SPOT_TAINT
+from components.azure.gpu_node_pool import SPOT_TAINT
 from tests.conftest import of_type, one, registered_before_error, run_components
 
 BASE = {"name": "gpua100", "vm_size": "Standard_NC24ads_A100_v4"}

@@ -8,8 +8,15 @@ import re
 import pulumi
 import pytest
 
-from components.grafana import DASHBOARD_PATH, GRAFANA_ROLES, ManagedGrafana, ManagedGrafanaArgs, endpoint_of, principal_id_of
-from components.monitoring import ManagedPrometheus
+from components.azure.grafana import (
+    DASHBOARD_PATH,
+    GRAFANA_ROLES,
+    ManagedGrafana,
+    ManagedGrafanaArgs,
+    endpoint_of,
+    principal_id_of,
+)
+from components.azure.monitoring import ManagedPrometheus
 from planner.engine import PlaceholderMocks, RecordingMonitor
 from tests.conftest import REPO, of_type, one, refusal_message, run_components
 

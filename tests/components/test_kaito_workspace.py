@@ -6,7 +6,7 @@ import pulumi_kubernetes as k8s
 import pytest
 
 from components._base import ComponentInputError
-from components.kaito_workspace import GATED_PRESETS, PRESETS, KaitoWorkspace
+from components.serving.kaito_workspace import GATED_PRESETS, PRESETS, KaitoWorkspace
 from planner.analyzer import analyze
 from planner.engine import PlaceholderMocks, RecordingMonitor
 from planner.render import kubernetes_object

@@ -4,8 +4,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from components._base import ComponentInputError
-from components.model_store import ModelStore
-from components.workload_identity import BUILT_IN_ROLES, WorkloadIdentity
+from components.azure.model_store import ModelStore
+from components.azure.workload_identity import BUILT_IN_ROLES, WorkloadIdentity
 from tests.components.test_workload_identity import ISSUER, run_with_outputs
 from tests.conftest import of_type, one, registered_before_error, run_components
 

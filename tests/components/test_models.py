@@ -4,7 +4,7 @@ suggestions, and properties that must hold for every model, size and setting.
 Reference points (tolerances stated per test):
 - bench/fit_reference_points.json: published vLLM start-up logs (KV budget, KV tokens, weights) across
   releases 0.6-0.31, GPUs and tp sizes, each with its URL; the same file drives bench/fit_accuracy.py.
-- components/gpu_memory.json: the memory each GPU reports, in GiB, with sources.
+- components/core/gpu_memory.json: the memory each GPU reports, in GiB, with sources.
 - KAITO's bytesPerToken: phi-4 204800, Phi-4-mini-instruct 131072.
 - vLLM PR #12569: Llama-3.1-70B w8a8 (fp8 weights) "Loading model weights took 67.7229 GB"
   (vLLM printed GiB under the name GB).
@@ -25,9 +25,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from components import catalog, models
-from components.errors import validation_problems
-from components.models import GIB, ModelFactsArgs, fit, fit_on_memory, fit_options, get_model
+from components.core import catalog, models
+from components.core.errors import validation_problems
+from components.core.models import GIB, ModelFactsArgs, fit, fit_on_memory, fit_options, get_model
 
 MODELS = models.models()
 LLAMA_8B = "meta-llama/Llama-3.1-8B-Instruct"
@@ -114,7 +114,7 @@ def test_unknown_model_names_the_id_close_matches_and_custom_facts():
     assert "did you mean 'meta-llama/Llama-3.1-70B-Instruct'" in message
     assert "ModelFactsArgs" in message and "config.json" in message
     with pytest.raises(
-        models.UnknownModelError, match=r"'nobody/nothing' is not a model in the catalog \(components/models.json\)\. "
+        models.UnknownModelError, match=r"'nobody/nothing' is not a model in the catalog \(components/core/models.json\)\. "
     ):
         get_model("nobody/nothing")
 
@@ -248,7 +248,7 @@ def test_the_bench_runs_and_reports_every_point(capsys):
 
 
 def test_the_overhead_models_the_vllm_release_vllm_service_pins():
-    source = (Path(__file__).resolve().parents[2] / "components" / "vllm_service.py").read_text()
+    source = (Path(__file__).resolve().parents[2] / "components" / "serving" / "vllm_service.py").read_text()
     assert f'image: str = "vllm/vllm-openai:v{models.PINNED_VLLM_VERSION}"' in source
     pinned = BENCH.version_tuple(models.PINNED_VLLM_VERSION)
     assert pinned >= models.CUDA_GRAPHS_IN_BUDGET_SINCE, "the pinned release reserves CUDA graphs inside the budget"

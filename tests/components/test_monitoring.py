@@ -6,7 +6,7 @@ import pulumi
 import pytest
 
 from components._base import ComponentInputError
-from components.monitoring import ASSOCIATION_NAME, ManagedPrometheus, query_endpoint_of
+from components.azure.monitoring import ASSOCIATION_NAME, ManagedPrometheus, query_endpoint_of
 from planner.analyzer import analyze
 from planner.engine import PlaceholderMocks, RecordingMonitor
 from tests.conftest import of_type, one, registered_before_error, run_components

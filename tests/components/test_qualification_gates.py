@@ -6,7 +6,7 @@ import pulumi_kubernetes as k8s
 import pytest
 
 from components import DraDeviceClasses, GpuNodePool, QualificationGates, RdmaNetwork
-from components.qualification_gates import SCRIPTS
+from components.gpu.qualification_gates import SCRIPTS
 from planner.render import kubernetes_object
 from tests.conftest import (
     is_custom_resource,

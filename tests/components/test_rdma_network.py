@@ -6,8 +6,8 @@ import pytest
 
 from components import AksCluster, GpuNodePool, RdmaNetwork
 from components._base import ComponentInputError
-from components.pod_contract import RDMA_ENV
-from components.rdma_network import min_kubernetes
+from components.gpu.pod_contract import RDMA_ENV
+from components.gpu.rdma_network import min_kubernetes
 from tests.conftest import of_type, one, refusal_message, run_components
 
 H100 = "Standard_ND96isr_H100_v5"

@@ -1,4 +1,4 @@
-"""Tests for the vLLM Semantic Router v0.3 config renderer (components/router_config.py)."""
+"""Tests for the vLLM Semantic Router v0.3 config renderer (components/gateway/router_config.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from components.router_config import (
+from components.gateway.router_config import (
     MMLU_CATEGORIES,
     RouterConfigArgs,
     RouterDecision,

@@ -1,4 +1,4 @@
-"""Tests for the vSR config-key check (components/router_fields) and its generator (tools/router_fields.py).
+"""Tests for the vSR config-key check (components/gateway/router_fields) and its generator (tools/router_fields.py).
 
 The committed key table is all these tests need; the upstream mirror and the chart values are optional extras.
 """
@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.router_fields import load, unknown_fields
+from components.gateway.router_fields import load, unknown_fields
 from planner.upstream import missing_reason, upstream_dir
 
 REPO = Path(__file__).resolve().parents[2]
-TABLE = REPO / "components" / "router_fields" / "v0.3.0.json"
+TABLE = REPO / "components" / "gateway" / "router_fields" / "v0.3.0.json"
 MIRROR = Path(os.environ.get("VSR_MIRROR", "/work/.mirror/vllm-project+semantic-router/repo"))
 
 

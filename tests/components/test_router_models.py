@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from components.router_models import DEFAULT_PREFIX, SCRIPTS
+from components.gateway.router_models import DEFAULT_PREFIX, SCRIPTS
 from planner.render import kubernetes_object
 from tests.conftest import run_stack, stack_config
 

@@ -1,6 +1,6 @@
 """Every rendered router config passes the router's own validators: vllm-sr 0.3.0 (the router project's
 config models and checks, the same code as vllm-project/semantic-router@v0.3.0:src/vllm-sr) and the Go
-config types at v0.3.0 (components/router_fields), after Helm merges it into the chart's sample config."""
+config types at v0.3.0 (components/gateway/router_fields), after Helm merges it into the chart's sample config."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from cli.models import UserConfig
 from cli.parser import _deprecated_config_fields
 from cli.validator import validate_user_config
 
-from components.router_config import (
+from components.gateway.router_config import (
     RouterConfigArgs,
     RouterGuards,
     RouterModel,
@@ -19,7 +19,7 @@ from components.router_config import (
     render,
     required_models,
 )
-from components.router_fields import unknown_fields
+from components.gateway.router_fields import unknown_fields
 from planner.deploy.router import chart_defaults, effective_config, helm_merge
 from planner.upstream import missing_reason, upstream_dir
 

@@ -4,8 +4,8 @@ import kubernetes_validate
 import pulumi_kubernetes as k8s
 import pytest
 
-from components import router_config
-from components.semantic_router import NAMESPACE, SemanticRouter
+from components.gateway import router_config
+from components.gateway.semantic_router import NAMESPACE, SemanticRouter
 from planner.render import kubernetes_object
 from tests.conftest import of_type, one, refusal_message, run_components
 

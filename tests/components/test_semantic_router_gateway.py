@@ -8,12 +8,12 @@ import re
 
 import pytest
 
-from components import router_config
 from components._base import ComponentInputError
-from components.config import parse_stack_config
-from components.errors import ConfigError
-from components.grafana import DASHBOARD_PATH
-from components.workload_identity import BUILT_IN_ROLES
+from components.azure.grafana import DASHBOARD_PATH
+from components.azure.workload_identity import BUILT_IN_ROLES
+from components.core.errors import ConfigError
+from components.gateway import router_config
+from components.stack.config import parse_stack_config
 from planner.render import kubernetes_object
 from tests.components.test_custom_resources import (
     AIGatewayRoute,

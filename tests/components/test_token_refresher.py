@@ -11,8 +11,8 @@ import kubernetes_validate
 import pulumi_kubernetes as k8s
 import pytest
 
-from components.token_refresher import SCRIPT, EntraTokenRefresher
-from components.workload_identity import WorkloadIdentity
+from components.azure.workload_identity import WorkloadIdentity
+from components.gateway.token_refresher import SCRIPT, EntraTokenRefresher
 from planner.render import kubernetes_object
 from tests.conftest import of_type, run_components
 

@@ -5,9 +5,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
-from components.token_refresher import EntraTokenRefresher
-from components.tracing import OTLP_PORT, TraceCollector
-from components.workload_identity import WorkloadIdentity
+from components.azure.workload_identity import WorkloadIdentity
+from components.gateway.token_refresher import EntraTokenRefresher
+from components.gateway.tracing import OTLP_PORT, TraceCollector
 from planner.render import kubernetes_object
 from tests.conftest import of_type, one, run_components
 

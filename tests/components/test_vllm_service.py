@@ -14,10 +14,12 @@ import pulumi_kubernetes as k8s
 import pytest
 import yaml
 
-from components import DraDeviceClasses, GpuNodePool, RdmaNetwork, models
+from components import DraDeviceClasses, GpuNodePool, RdmaNetwork
 from components._base import ComponentInputError
-from components.model_store import ModelStore
-from components.vllm_service import (
+from components.azure.model_store import ModelStore
+from components.azure.workload_identity import BUILT_IN_ROLES, WorkloadIdentity
+from components.core import models
+from components.serving.vllm_service import (
     BLOB_STREAM_GBPS,
     HUB_GBPS,
     INFERENCEPOOL_CHART,
@@ -25,7 +27,6 @@ from components.vllm_service import (
     ScalingMonitor,
     VllmService,
 )
-from components.workload_identity import BUILT_IN_ROLES, WorkloadIdentity
 from planner.analyzer import analyze
 from planner.render import kubernetes_object
 from tests.components.test_workload_identity import ISSUER

@@ -3,7 +3,7 @@ import pytest
 
 from components import AksCluster
 from components._base import ComponentInputError
-from components.workload_identity import BUILT_IN_ROLES, WorkloadIdentity, role_definition_guid
+from components.azure.workload_identity import BUILT_IN_ROLES, WorkloadIdentity, role_definition_guid
 from planner.engine import PlaceholderMocks, RecordingMonitor, placeholder
 from tests.conftest import of_type, one, registered_before_error, run_components
 

@@ -14,8 +14,8 @@ import pulumi_kubernetes as k8s
 import pytest
 from pulumi_azure_native import containerservice
 
-from components.dra_device_classes import GPU_CLASS, MIG_CLASS, mig_profile_cel, model_class_cel
-from components.rdma_network import DEVICE_CLASS, DEVICE_CLASS_CEL, POOL_ANNOTATION
+from components.gpu.dra_device_classes import GPU_CLASS, MIG_CLASS, mig_profile_cel, model_class_cel
+from components.gpu.rdma_network import DEVICE_CLASS, DEVICE_CLASS_CEL, POOL_ANNOTATION
 from planner import claims, engine
 from planner.cli import main
 from planner.engine import run_function

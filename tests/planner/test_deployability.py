@@ -218,7 +218,7 @@ def test_the_plan_prints_deployability_and_exits_1_on_blockers(tmp_path, capsys)
 
 
 def test_component_refuses_an_ephemeral_disk_that_cannot_fit():
-    from components.gpu_node_pool import GpuNodePoolArgs
+    from components.azure.gpu_node_pool import GpuNodePoolArgs
 
     with pytest.raises(
         Exception, match="os_disk_size_gb=128: an ephemeral OS disk on Standard_NC24ads_A100_v4 lives on its 64 GiB"

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from components import catalog, models
-from components.models import fit_options
+from components.core import catalog, models
+from components.core.models import fit_options
 from planner.cli import main
 from tests.conftest import REPO
 
@@ -153,7 +153,7 @@ def test_help(capsys):
     with pytest.raises(SystemExit) as done:
         main(["fit", "--help"])
     assert done.value.code == 0
-    assert "components/models.py FORMULA" in capsys.readouterr().out
+    assert "components/core/models.py FORMULA" in capsys.readouterr().out
 
 
 def test_console_script_exit_codes():
@@ -174,5 +174,5 @@ def test_fit_never_imports_pulumi():
     )
     assert result.returncode == 0, result.stderr
     modules = [m[1].strip() for m in re.finditer(r"^import time:[^|]*\|[^|]*\|(.*)$", result.stderr, re.MULTILINE)]
-    assert "components.models" in modules and "planner.fit" in modules, "importtime output was parsed"
+    assert "components.core.models" in modules and "planner.fit" in modules, "importtime output was parsed"
     assert not [m for m in modules if m.startswith("pulumi")]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from components.errors import ConfigError
+from components.core.errors import ConfigError
 from planner.cli import main
 from planner.outdir import MARKER, STALE, PlanOutput
 from tests.conftest import REPO

@@ -4,8 +4,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_azure_native import containerservice
 
-from components.config import parse_stack_config
-from components.stack import build_stack
+from components.stack.config import parse_stack_config
+from components.stack.program import build_stack
 from planner.analyzer import analyze
 from planner.cli import main
 from planner.engine import run_function

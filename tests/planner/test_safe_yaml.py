@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from components.errors import ConfigError
+from components.core.errors import ConfigError
 from planner import safe_json, safe_yaml
 from planner.stackfile import read_stack
 from tests.fuzzing import BIG, MANIFESTS, laughs

@@ -367,7 +367,7 @@ def test_debug_prints_the_traceback(capsys, monkeypatch, argv):
 
 def test_every_command_maps_errors_to_the_same_codes(capsys, monkeypatch):
     """cmd_fit stands for any command: a bug is 3, an unreadable file (OSError) 2, a ConfigError 2."""
-    from components.errors import ConfigError
+    from components.core.errors import ConfigError
     from planner import fit
 
     for error, expected, text in [

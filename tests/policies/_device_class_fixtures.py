@@ -10,7 +10,7 @@ from policies.rules._model import AGENTPOOL_LABEL, Resource
 from ._fixtures import RDMA_SKU, RDMA_TEMPLATE, claim_template, rdma_stack, resource
 
 RDMA_CEL = 'device.driver == "dra.net" && device.attributes["dra.net"].rdma == true'
-"""Seed 004's dranet.net selector, as components/rdma_network.py renders it."""
+"""Seed 004's dranet.net selector, as components/gpu/rdma_network.py renders it."""
 GPU_CEL = "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"
 """The NVIDIA DRA driver chart's gpu.nvidia.com selector."""
 FAST_NICS = "fast-nics"

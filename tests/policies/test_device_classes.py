@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components import catalog
-from components.dra_device_classes import GPU_CLASS, MIG_CLASS, model_class_cel
-from components.rdma_network import DEVICE_CLASS, DEVICE_CLASS_CEL
+from components.core import catalog
+from components.gpu.dra_device_classes import GPU_CLASS, MIG_CLASS, model_class_cel
+from components.gpu.rdma_network import DEVICE_CLASS, DEVICE_CLASS_CEL
 from planner import charts
 from planner.claims import CHART_CLASSES, cel_devices
 from policies.rules import _device_classes as dc

@@ -335,7 +335,7 @@ def test_exemptions_are_reported_with_why():
 
 
 def test_default_node_agents_are_the_ones_the_components_install():
-    from components.dra_device_classes import DRA_DRIVER_NAMESPACE
+    from components.gpu.dra_device_classes import DRA_DRIVER_NAMESPACE
     from policies.rules.ipc_lock_without_privileged import NODE_AGENTS
 
     assert {(a["namespace"], a["image"]) for a in NODE_AGENTS} == {

@@ -1,0 +1,26 @@
+"""Azure resources: the AKS cluster and its GPU pools, workload identities, the model store,
+managed Prometheus and Grafana, and Azure OpenAI."""
+
+from .._lazy import exporter
+
+_EXPORTS = {
+    "AksCluster": ".aks_cluster",
+    "AksClusterArgs": ".aks_cluster",
+    "SystemPoolArgs": ".aks_cluster",
+    "ExistingClusterArgs": ".aks_cluster",
+    "GpuNodePool": ".gpu_node_pool",
+    "GpuNodePoolArgs": ".gpu_node_pool",
+    "WorkloadIdentity": ".workload_identity",
+    "WorkloadIdentityArgs": ".workload_identity",
+    "ModelStore": ".model_store",
+    "ModelStoreArgs": ".model_store",
+    "ManagedPrometheus": ".monitoring",
+    "ManagedPrometheusArgs": ".monitoring",
+    "AzureOpenAI": ".azure_openai",
+    "AzureOpenAIArgs": ".azure_openai",
+    "ManagedGrafana": ".grafana",
+    "ManagedGrafanaArgs": ".grafana",
+}
+
+__all__ = sorted(_EXPORTS)
+__getattr__ = exporter(__name__, _EXPORTS)

@@ -1,0 +1,155 @@
+"""NvidiaDevicePlugin: advertises ``nvidia.com/gpu`` (or MIG slices) on pools whose driver AKS installs.
+
+AKS's GA GPU path (``gpuProfile.driver: Install``) installs the driver only; without a device
+plugin the nodes advertise no GPUs and every GPU pod stays Pending (AKS "Use GPUs" docs). Pools
+whose GPUs go through DRA must not get it: the DRA driver and the device plugin would hand the same
+GPU to two pods.
+
+The project owns this DaemonSet instead of installing the ``nvidia-device-plugin`` chart: chart
+0.17.0 always renders a second, privileged DaemonSet, the MPS control daemon
+(``templates/daemonset-mps-control-daemon.yml``, gated only by ``devicePlugin.enabled``), which
+these pools never use and which no chart value removes. The DaemonSet below is the chart's
+device-plugin DaemonSet as it renders for these values (``components/chart_profiles/
+nvidia-device-plugin@0.17.0.yaml`` records the template it comes from).
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_kubernetes as k8s
+from pydantic import Field
+
+from .._base import PACKAGE, Children, StrictModel, fail, node_agent_namespace, validate_args
+from ..azure.gpu_node_pool import AGENTPOOL_LABEL, GpuNodePool
+
+IMAGE = "nvcr.io/nvidia/k8s-device-plugin"
+"""NVIDIA's device plugin image (the chart's ``image.repository``; tag ``v<version>``)."""
+MPS_ROOT = "/run/nvidia/mps"
+
+
+class NvidiaDevicePluginArgs(StrictModel):
+    """The NVIDIA device plugin DaemonSet."""
+
+    version: str = Field("0.17.0", pattern=r"^\d+\.\d+\.\d+$")
+    """Device plugin release; the image is ``nvcr.io/nvidia/k8s-device-plugin:v<version>``. Default ``0.17.0``."""
+
+    namespace: str = "nvidia-device-plugin"
+    """Namespace of the DaemonSet. Default ``nvidia-device-plugin``."""
+
+    create_namespace: bool = True
+    """Create the namespace (Pod Security ``privileged``: the plugin mounts the kubelet's device-plugin
+    socket folder from the host, which baseline forbids). Default True."""
+
+
+class NvidiaDevicePlugin(pulumi.ComponentResource):
+    """The device plugin DaemonSet, pinned to the given pools, tolerating their taints."""
+
+    pools: list[str]
+
+    def __init__(
+        self,
+        name: str,
+        args: NvidiaDevicePluginArgs | dict | None,
+        pools: list[GpuNodePool],
+        provider: k8s.Provider,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        """
+        :param name: Logical name; children are ``<name>-namespace`` and ``<name>-daemonset``.
+        :param args: Settings, an ``NvidiaDevicePluginArgs`` or a dict of its fields.
+        :param pools: NVIDIA pools with ``driver: aks`` whose GPUs are not allocated through DRA.
+        :param provider: Kubernetes provider of the cluster.
+        :param opts: Standard Pulumi resource options.
+        """
+        args = validate_args(NvidiaDevicePluginArgs, args, "NvidiaDevicePlugin", name)
+        for pool in pools:
+            if pool.sku.gpu_vendor != "nvidia" or pool.driver != "aks":
+                fail(
+                    "NvidiaDevicePlugin",
+                    name,
+                    "pools",
+                    pool.pool_name,
+                    "the device plugin serves NVIDIA pools whose driver AKS installs (driver 'aks')",
+                )
+        super().__init__(f"{PACKAGE}:index:NvidiaDevicePlugin", name, None, opts)
+        children = Children(self, opts, provider)
+        namespace = pulumi.Output.from_input(args.namespace)
+        if args.create_namespace:
+            created = node_agent_namespace(
+                f"{name}-namespace",
+                args.namespace,
+                children.opts(),
+                "the device plugin mounts /var/lib/kubelet/device-plugins from the host",
+            )
+            namespace = created.metadata["name"]
+        self.pools = sorted(p.pool_name for p in pools)
+        tolerations = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+        for pool in pools:
+            tolerations += [t for t in pool.tolerations if t not in tolerations]
+        mig = any(p.gpu_resource_name.startswith("nvidia.com/mig-") for p in pools)
+        labels = {"app.kubernetes.io/name": "nvidia-device-plugin", "app.kubernetes.io/instance": name}
+        k8s.apps.v1.DaemonSet(
+            f"{name}-daemonset",
+            metadata={"name": "nvidia-device-plugin", "namespace": namespace, "labels": labels},
+            spec={
+                "selector": {"matchLabels": labels},
+                "updateStrategy": {"type": "RollingUpdate"},
+                "template": {
+                    "metadata": {"labels": labels},
+                    "spec": {
+                        "priorityClassName": "system-node-critical",
+                        "affinity": {
+                            "nodeAffinity": {
+                                "requiredDuringSchedulingIgnoredDuringExecution": {
+                                    "nodeSelectorTerms": [
+                                        {"matchExpressions": [{"key": AGENTPOOL_LABEL, "operator": "In", "values": self.pools}]}
+                                    ]
+                                }
+                            }
+                        },
+                        "tolerations": tolerations,
+                        "containers": [self._container(args.version, mig)],
+                        "volumes": [
+                            {"name": "device-plugin", "hostPath": {"path": "/var/lib/kubelet/device-plugins"}},
+                            {"name": "mps-root", "hostPath": {"path": MPS_ROOT, "type": "DirectoryOrCreate"}},
+                            {"name": "mps-shm", "hostPath": {"path": f"{MPS_ROOT}/shm"}},
+                            {"name": "cdi-root", "hostPath": {"path": "/var/run/cdi", "type": "DirectoryOrCreate"}},
+                        ],
+                    },
+                },
+            },
+            opts=children.opts(),
+        )
+        self.register_outputs({"pools": self.pools})
+
+    @staticmethod
+    def _container(version: str, mig: bool) -> dict:
+        env = [{"name": "MPS_ROOT", "value": MPS_ROOT}]
+        if mig:
+            # "mixed" names each MIG slice (nvidia.com/mig-1g.10gb), matching GpuNodePool.gpu_resource_name.
+            env += [{"name": "MIG_STRATEGY", "value": "mixed"}, {"name": "NVIDIA_MIG_MONITOR_DEVICES", "value": "all"}]
+        env += [
+            {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
+            {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"},
+        ]
+        return {
+            "name": "nvidia-device-plugin-ctr",
+            "image": f"{IMAGE}:v{version}",
+            "imagePullPolicy": "IfNotPresent",
+            "command": ["nvidia-device-plugin"],
+            "env": env,
+            # The chart's rule (_helpers.tpl securityContext): SYS_ADMIN only where it must enumerate MIG
+            # devices, otherwise nothing at all. Never privileged.
+            "securityContext": (
+                {"capabilities": {"add": ["SYS_ADMIN"]}}
+                if mig
+                else {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+            ),
+            "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": "256Mi"}},
+            "volumeMounts": [
+                {"name": "device-plugin", "mountPath": "/var/lib/kubelet/device-plugins"},
+                {"name": "mps-shm", "mountPath": "/dev/shm"},
+                {"name": "mps-root", "mountPath": "/mps"},
+                {"name": "cdi-root", "mountPath": "/var/run/cdi"},
+            ],
+        }

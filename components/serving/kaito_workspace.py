@@ -1,0 +1,258 @@
+"""KaitoWorkspace: one KAITO preset model served on AKS through the AI toolchain operator add-on,
+as a single ``kaito.sh/v1beta1`` Workspace. KAITO's node provisioner creates GPU nodes of the
+requested size and KAITO runs the model behind a Service of the workspace's name.
+
+Facts from the KAITO source (kaito-project/kaito): ``api/v1beta1/workspace_types.go`` (``resource``
+and ``inference`` sit beside ``metadata``, not under ``spec``), ``api/v1beta1/workspace_validation.go``
+(what the admission webhook refuses), ``pkg/workspace/manifests/manifests.go`` (the Service).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pulumi
+import pulumi_kubernetes as k8s
+from pydantic import Field, field_validator, model_validator
+
+from .._base import PACKAGE, StrictModel, fail, validate_args
+from .._k8s import KubernetesObject
+from ..core import catalog
+from ..core.errors import FieldProblem
+
+API_VERSION = "kaito.sh/v1beta1"
+KIND = "Workspace"
+
+PRESETS = (
+    "llama-3.1-8b-instruct",
+    "phi-4",
+    "phi-4-mini-instruct",
+    "mistral-7b-instruct",
+    "deepseek-r1-distill-llama-8b",
+    "deepseek-r1-distill-qwen-14b",
+    "qwen2.5-coder-7b-instruct",
+    "qwen2.5-coder-32b-instruct",
+    "phi-3.5-mini-instruct",
+)
+"""KAITO inference presets this component accepts (kaito-project/kaito ``presets/workspace/models/supported_models.yaml``)."""
+
+GATED_PRESETS = frozenset({"llama-3.1-8b-instruct"})
+"""Presets whose weights KAITO downloads at run time from a gated Hugging Face repository
+(meta-llama/Llama-3.1-8B-Instruct; ``downloadAtRuntime: true`` in supported_models.yaml). KAITO's
+webhook refuses such a workspace without ``presetOptions.modelAccessSecret``."""
+
+SERVICE_PORT = 80
+"""KAITO's Service maps port 80 ("http") to the inference server's port 5000 (``GenerateServiceManifest``)."""
+POD_PORT = 5000
+"""The inference server's port in the pod (kaito@v0.6.0 pkg/workspace/inference/preset_inferences.go:45-52)."""
+WORKSPACE_LABEL = "kaito.sh/workspace"
+"""The one label KAITO puts on a workspace's inference pods, also its Service selector
+(kaito@v0.6.0 pkg/workspace/manifests/manifests.go:61-63, 203-205)."""
+
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+_DNS_SUBDOMAIN = re.compile(r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_LABEL_NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)$")
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$")
+_KAITO_PREFIX = "kaito.sh/"
+
+
+def _check_label_key(key: str) -> str | None:
+    """Why a label key is not valid Kubernetes syntax, or None."""
+    prefix, _, name = key.rpartition("/")
+    if prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)):
+        return f"label key {key!r}: the prefix must be a DNS subdomain"
+    if not _LABEL_NAME.match(name):
+        return f"label key {key!r}: the name must be 1-63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
+    return None
+
+
+class KaitoWorkspaceArgs(StrictModel):
+    """One model on one KAITO workspace. Every field is immutable once created: KAITO's webhook refuses
+    changes to ``resource`` and ``inference.preset``, so changing one replaces the workspace."""
+
+    name: str
+    """Workspace name, also the name of the Service KAITO creates: a DNS label (lowercase letters,
+    digits and '-', at most 63), which KAITO's webhook enforces. Required."""
+
+    namespace: str = Field("default", pattern=r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+    """Namespace of the workspace, its Service and the model access secret. Default ``default``, where
+    KAITO's own examples run; the namespace must exist, this component does not create it."""
+
+    preset: str
+    """KAITO preset model. Required; one of ``PRESETS``."""
+
+    instance_type: str
+    """GPU VM size KAITO's node provisioner creates nodes of, from the catalog. Required. Needs N-series
+    vCPU quota for the size in the cluster's region."""
+
+    count: int = Field(1, ge=1, le=100)
+    """GPU nodes for the model (``resource.count``). Default 1: the listed presets fit one node of a
+    suitable size. KAITO marks it deprecated in v1beta1 but still reads it."""
+
+    label_selector: dict[str, str] | None = None
+    """Labels KAITO puts on the nodes it provisions and selects them by. Default None:
+    ``{"apps": <name>}``, KAITO's documented convention. Nodes that already carry these labels and are
+    of ``instance_type`` are used before new ones are provisioned."""
+
+    model_access_secret: str | None = None
+    """Name of a Secret in ``namespace`` with key ``HF_TOKEN``, a Hugging Face token for gated models.
+    Default None; required for gated presets (``GATED_PRESETS``). KAITO refuses it for presets whose
+    weights ship in its images, which depends on the installed KAITO version, so it is left to KAITO."""
+
+    @field_validator("name")
+    @classmethod
+    def _check_name(cls, value: str) -> str:
+        if not _DNS_LABEL.match(value):
+            raise ValueError(
+                "KAITO workspace names are DNS labels: 1-63 lowercase letters, digits or '-', starting and ending with a letter or digit"
+            )
+        return value
+
+    @field_validator("preset")
+    @classmethod
+    def _check_preset(cls, value: str) -> str:
+        if value not in PRESETS:
+            raise ValueError(f"not a KAITO preset this component supports; accepted: {', '.join(PRESETS)}")
+        return value
+
+    @field_validator("instance_type")
+    @classmethod
+    def _check_instance_type(cls, value: str) -> str:
+        sku = catalog.get_current_sku(value)
+        if sku.gpu_vendor != "nvidia":
+            # KAITO's inference pods request nvidia.com/gpu and wait for nodes to report it.
+            raise ValueError(
+                f"{value} has {sku.gpu_vendor.upper()} GPUs; KAITO presets request nvidia.com/gpu and need NVIDIA sizes"
+            )
+        if sku.gpu_fraction < 1:
+            # pkg/sku/azure_sku_handler.go: "Not supporting partial gpu skus for now".
+            raise ValueError(f"{value} has a fraction of a GPU; KAITO supports whole-GPU sizes only")
+        return value
+
+    @field_validator("label_selector")
+    @classmethod
+    def _check_labels(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        if value is None:
+            return None
+        if not value:
+            raise ValueError("give at least one label, or leave label_selector unset for the default")
+        for key, label in value.items():
+            problem = _check_label_key(key)
+            if problem:
+                raise ValueError(problem)
+            if key.startswith(_KAITO_PREFIX):
+                raise ValueError(f"label key {key!r}: {_KAITO_PREFIX} keys belong to KAITO, which ignores them in selectors")
+            if not _LABEL_VALUE.match(label):
+                raise ValueError(
+                    f"label value {label!r}: at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
+                )
+        return value
+
+    @field_validator("model_access_secret")
+    @classmethod
+    def _check_secret(cls, value: str | None) -> str | None:
+        if value is not None and not _DNS_SUBDOMAIN.match(value):
+            raise ValueError("Secret names are DNS subdomains: lowercase letters, digits, '-' and '.'")
+        return value
+
+    @model_validator(mode="after")
+    def _check_gated(self) -> KaitoWorkspaceArgs:
+        if self.preset in GATED_PRESETS and self.model_access_secret is None:
+            raise FieldProblem(
+                "model_access_secret",
+                None,
+                f"{self.preset} is a gated Hugging Face model; create a Secret with key HF_TOKEN in namespace "
+                f"{self.namespace!r} and give its name",
+            )
+        return self
+
+    def selector(self) -> dict[str, str]:
+        return self.label_selector or {"apps": self.name}
+
+    def manifest(self) -> dict:
+        """The Workspace object as the API server receives it."""
+        preset: dict = {"name": self.preset}
+        if self.model_access_secret:
+            preset["presetOptions"] = {"modelAccessSecret": self.model_access_secret}
+        return {
+            "apiVersion": API_VERSION,
+            "kind": KIND,
+            "metadata": {"name": self.name, "namespace": self.namespace},
+            "resource": {
+                "count": self.count,
+                "instanceType": self.instance_type,
+                "labelSelector": {"matchLabels": self.selector()},
+            },
+            "inference": {"preset": preset},
+        }
+
+
+class KaitoWorkspace(pulumi.ComponentResource):
+    """One KAITO preset model on the AKS AI toolchain operator add-on.
+
+    KAITO's node provisioner creates ``count`` nodes of ``instance_type`` (separate from any
+    ``GpuNodePool``), labels them with ``label_selector`` and runs the model on them; deleting the
+    workspace removes those nodes. The cluster needs the add-on: ``kaito: true`` in ``AksClusterArgs``
+    (``aiToolchainOperatorProfile.enabled``).
+
+    Outputs: ``service_name`` (KAITO's Service, named after the workspace, port 80) and ``endpoint``,
+    the in-cluster base URL of the OpenAI-compatible API.
+    """
+
+    service_name: str
+    namespace: str
+    served_model_name: str
+    """The ``model`` clients send: KAITO serves a preset under its preset name."""
+    pod_labels: dict[str, str]
+    endpoint: str
+    workspace: pulumi.CustomResource
+
+    def __init__(
+        self,
+        name: str,
+        args: KaitoWorkspaceArgs | dict,
+        provider: k8s.Provider,
+        kaito_enabled: bool,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        """
+        :param name: Logical name; the workspace resource is ``<name>-workspace``.
+        :param args: Settings, a ``KaitoWorkspaceArgs`` or a dict of its fields.
+        :param provider: Kubernetes provider of the cluster (``AksCluster.provider``).
+        :param kaito_enabled: Whether the cluster runs the AI toolchain operator add-on
+            (``AksClusterArgs.kaito``); without it the Workspace kind does not exist.
+        :param opts: Standard Pulumi resource options.
+        """
+        args = validate_args(KaitoWorkspaceArgs, args, "KaitoWorkspace", name)
+        if not kaito_enabled:
+            fail(
+                "KaitoWorkspace",
+                name,
+                "kaito_enabled",
+                False,
+                "the cluster does not run the AI toolchain operator (KAITO) add-on; set kaito: true on the cluster "
+                "(aiToolchainOperatorProfile.enabled) or serve the model with VllmService on a GpuNodePool",
+            )
+        super().__init__(f"{PACKAGE}:index:KaitoWorkspace", name, None, opts)
+        self.workspace = KubernetesObject(
+            f"{name}-workspace",
+            args.manifest(),
+            pulumi.ResourceOptions(
+                parent=self,
+                provider=provider,
+                # KAITO's webhook refuses updates to resource.{count,instanceType,labelSelector} and
+                # inference.preset; the name is fixed, so the old workspace must go first.
+                replace_on_changes=["resource", "inference"],
+                delete_before_replace=True,
+            ),
+        )
+        self.service_name = args.name
+        self.namespace = args.namespace
+        # KAITO runs vLLM with --served-model-name=<preset> (kaito@v0.6.0 pkg/model/interface.go:266-268).
+        self.served_model_name = args.preset
+        self.preset = args.preset
+        self.instance_type = args.instance_type
+        self.count = args.count
+        self.pod_labels = {WORKSPACE_LABEL: args.name}
+        self.endpoint = f"http://{args.name}.{args.namespace}.svc.cluster.local:{SERVICE_PORT}/v1"
+        self.register_outputs({"service_name": self.service_name, "endpoint": self.endpoint})

@@ -1,0 +1,302 @@
+"""The typed stack configuration: everything a ``Pulumi.<stack>.yaml`` holds, validated once,
+before the first resource is created.
+
+Keys live in the project's config namespace (``aks-gpu-inference:cluster``, ...) and use the same
+snake_case names as the component args, so one vocabulary serves stack files and Python.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pulumi
+from pydantic import Field, ValidationError, field_validator, model_validator
+
+from .._base import ComponentInputError, StrictModel
+from ..azure.aks_cluster import AksClusterArgs
+from ..azure.gpu_node_pool import GpuNodePoolArgs
+from ..azure.model_store import ModelStoreArgs, blob_path_problem
+from ..azure.monitoring import ManagedPrometheusArgs
+from ..core import catalog
+from ..core.errors import ConfigError, FieldProblem, FieldProblems, validation_problems
+from ..gateway.semantic_router_gateway import SemanticRouterGatewayArgs
+from ..gpu.device_plugin import NvidiaDevicePluginArgs
+from ..gpu.dra_device_classes import DraDeviceClassesArgs
+from ..gpu.qualification_gates import QualificationGatesArgs
+from ..gpu.rdma_network import RdmaNetworkArgs
+from ..serving.kaito_workspace import KaitoWorkspaceArgs
+from ..serving.vllm_service import VllmServiceArgs
+from .config_checks import full_node_problems, gateway_name_problems, gpu_problems
+from .stack_input import SECRET_KEYS, region_problem, stack_problems, typo_secret_keys
+
+PROJECT = "aks-gpu-inference"
+
+
+class ResourceGroupConfig(StrictModel):
+    """The resource group that holds the cluster."""
+
+    name: str = Field(pattern=r"^[-\w._()]{0,89}[-\w_()]$")
+    """Resource group name (1-90 characters, not ending in a period). Required."""
+
+    create: bool = True
+    """Create the group. Default True; False uses an existing group of that name."""
+
+
+class DraConfig(DraDeviceClassesArgs):
+    """GPUs through Dynamic Resource Allocation (Kubernetes 1.34+)."""
+
+    pools: list[str] | None = None
+    """GPU pools whose GPUs DRA allocates. Default: every NVIDIA pool."""
+
+
+class GatesConfig(QualificationGatesArgs):
+    """Seed 004's qualification gates, opt-in; ``pool`` defaults to the first RDMA pool."""
+
+    pool: str = ""
+
+
+class RdmaConfig(RdmaNetworkArgs):
+    """InfiniBand NICs through DRANET."""
+
+    pools: list[str]
+    """GPU pools that serve RDMA work; each needs ``rdma: true`` and an RDMA-capable size. Required."""
+
+    gates: GatesConfig | None = None
+    """Run the qualification gates on an RDMA pool. Default None (off)."""
+
+
+class ModelConfig(VllmServiceArgs):
+    """A model served by vLLM on one of the stack's GPU pools."""
+
+    pool: str
+    """Name of the GPU pool (in ``gpu_pools``) to run on. Required."""
+
+
+class StackConfig(StrictModel):
+    """One environment: where it runs, its cluster and its GPU pools."""
+
+    location: str
+    """Azure region name, e.g. ``eastus`` (lowercase, no spaces; ``components/stack/azure_regions.json``). Required."""
+
+    resource_group: ResourceGroupConfig
+    """Resource group for the cluster. Required."""
+
+    cluster: AksClusterArgs
+    """The AKS cluster (or an existing one). Required."""
+
+    gpu_pools: list[GpuNodePoolArgs] = Field(default_factory=list)
+    """GPU node pools, one separate AKS agent pool each. Default none."""
+
+    device_plugin: NvidiaDevicePluginArgs = Field(default_factory=NvidiaDevicePluginArgs)
+    """The NVIDIA device plugin, deployed on NVIDIA pools that AKS drives and DRA does not serve."""
+
+    dra: DraConfig | None = None
+    """DRA GPU device classes and claim templates. Default None (GPUs through the device plugin)."""
+
+    rdma: RdmaConfig | None = None
+    """RDMA networking for ND pools. Default None."""
+
+    prometheus: ManagedPrometheusArgs | None = None
+    """The Azure Monitor workspace managed Prometheus ships to. Default: a new workspace named
+    ``<cluster>-prometheus`` when ``cluster.managed_prometheus`` is on."""
+
+    model_store: ModelStoreArgs | None = None
+    """Blob storage for model weights (keyless). Default None; needed by models with source blob."""
+
+    models: list[ModelConfig] = Field(default_factory=list)
+    """Models served by vLLM. Default none."""
+
+    kaito: list[KaitoWorkspaceArgs] = Field(default_factory=list)
+    """KAITO preset models, one Workspace each (needs cluster.kaito). Default none."""
+
+    gateway: SemanticRouterGatewayArgs | None = None
+    """One OpenAI-compatible endpoint with a semantic router in front of ``models`` and Azure OpenAI.
+    Default None."""
+
+    tags: dict[str, str] = Field(default_factory=dict)
+    """Azure tags applied to every resource that takes tags. Default none."""
+
+    @field_validator("location")
+    @classmethod
+    def _check_location(cls, value: str) -> str:
+        problem = region_problem(value)
+        if problem:
+            raise ValueError(problem)
+        return value
+
+    @model_validator(mode="after")
+    def _unique_pools(self) -> StackConfig:
+        problems, seen = [], {self.cluster.system_pool.name}
+        for index, pool in enumerate(self.gpu_pools):
+            if pool.name in seen:
+                problems.append(
+                    FieldProblem(
+                        f"gpu_pools[{index}].name",
+                        pool.name,
+                        "pool names must be unique in a cluster (the system pool counts too)",
+                    )
+                )
+            seen.add(pool.name)
+        if self.cluster.existing is None:  # an existing cluster's pools are not created here
+            system, platform = self.cluster.system_pool, self.cluster.platform_pool
+            for where, vm_size, is_system in (
+                ("cluster.system_pool.vm_size", system.vm_size, True),
+                ("cluster.platform_pool.vm_size", platform.vm_size if platform else None, False),
+            ):
+                problem = catalog.node_size_problem(vm_size, system=is_system) if vm_size else None
+                if problem:
+                    problems.append(FieldProblem(where, vm_size, problem))
+        _raise(problems)
+        return self
+
+    @model_validator(mode="after")
+    def _dra_and_rdma(self) -> StackConfig:
+        pools = {p.name: p for p in self.gpu_pools}
+        version = self.cluster.kubernetes_version
+        for section, value in (("dra", self.dra), ("rdma", self.rdma)):
+            if value is not None and version and tuple(int(x) for x in version.split(".")[:2]) < (1, 34):
+                raise FieldProblem(
+                    "cluster.kubernetes_version",
+                    version,
+                    f"{section} uses resource.k8s.io/v1, which needs Kubernetes 1.34 or later",
+                )
+        if self.dra is not None:
+            for name in self.dra.pools or []:
+                if name not in pools:
+                    raise FieldProblem("dra.pools", name, f"no such GPU pool; pools: {', '.join(pools) or 'none'}")
+        if self.rdma is not None:
+            for name in self.rdma.pools:
+                if name not in pools:
+                    raise FieldProblem("rdma.pools", name, f"no such GPU pool; pools: {', '.join(pools) or 'none'}")
+                if not pools[name].rdma:
+                    raise FieldProblem(
+                        "rdma.pools",
+                        name,
+                        f"set gpu_pools[].rdma: true on {name!r} so it is labelled and checked as an RDMA pool",
+                    )
+            gates = self.rdma.gates
+            if gates is not None and gates.pool and gates.pool not in self.rdma.pools:
+                raise FieldProblem("rdma.gates.pool", gates.pool, f"not one of rdma.pools ({', '.join(self.rdma.pools)})")
+        return self
+
+    @model_validator(mode="after")
+    def _models(self) -> StackConfig:
+        pools = {p.name: p for p in self.gpu_pools}
+        problems: list[FieldProblem] = []
+        names: set[str] = set()
+        for index, model in enumerate(self.models):
+            where = f"models[{index}]"
+            if model.name in names:
+                problems.append(FieldProblem(f"{where}.name", model.name, "model names must be unique"))
+            names.add(model.name)
+            if model.pool not in pools:
+                choices = ", ".join(sorted(pools)) or "none"
+                problems.append(FieldProblem(f"{where}.pool", model.pool, f"no such GPU pool; pools: {choices}"))
+            if model.source == "blob" and self.model_store is None:
+                problems.append(FieldProblem(f"{where}.source", "blob", "add a model_store section, or use source huggingface"))
+            if model.source == "blob":
+                path = model.model_path or model.model
+                problem = blob_path_problem(path)
+                if problem:
+                    key = "model_path" if model.model_path else "model"
+                    problems.append(FieldProblem(f"{where}.{key}", path, f"as the weights' path in the model store: {problem}"))
+            if model.gpu_access == "dra" and model.pool not in self.dra_pools():
+                problems.append(
+                    FieldProblem(f"{where}.gpu_access", "dra", f"pool {model.pool!r} is not served by the dra section")
+                )
+            if model.rdma and (self.rdma is None or model.pool not in self.rdma.pools):
+                problems.append(FieldProblem(f"{where}.rdma", True, f"pool {model.pool!r} is not in rdma.pools"))
+            if model.autoscaling and not self.cluster.managed_prometheus:
+                problems.append(
+                    FieldProblem(
+                        f"{where}.autoscaling", "set", "scales on managed Prometheus metrics: keep cluster.managed_prometheus on"
+                    )
+                )
+            if model.pool in pools:
+                problems += gpu_problems(where, model, pools[model.pool])
+        problems += full_node_problems(self.models, pools)
+        if self.gateway is not None:
+            problems += gateway_name_problems(self)
+        if self.gateway is not None and not self.models:
+            problems.append(FieldProblem("gateway", "set", "routes to self-hosted models: add at least one entry to models"))
+        if self.kaito and not self.cluster.kaito:
+            problems.append(
+                FieldProblem(
+                    "cluster.kaito", False, "the kaito section needs the AI toolchain operator add-on: set cluster.kaito true"
+                )
+            )
+        _raise(problems)
+        return self
+
+    def dra_pools(self) -> list[str]:
+        if self.dra is None:
+            return []
+        return self.dra.pools if self.dra.pools is not None else [p.name for p in self.gpu_pools if p.sku.gpu_vendor == "nvidia"]
+
+
+def _raise(problems: list[FieldProblem]) -> None:
+    """Report every problem a validator found, not only the first."""
+    if len(problems) == 1:
+        raise problems[0]
+    if problems:
+        raise FieldProblems(problems)
+
+
+def _decode(value: str) -> Any:
+    # Pulumi passes structured config values as JSON text and scalars as plain strings.
+    if value[:1] and value[:1] in "{[":
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value  # not JSON after all: the typed config says what the key expects
+    if re.fullmatch(r"true|false", value):
+        return value == "true"
+    return value
+
+
+def parse_stack_config(raw: dict[str, Any], source: str = "stack configuration") -> StackConfig:
+    """Validate a mapping of this project's config keys (without the ``aks-gpu-inference:`` prefix)."""
+    typos = typo_secret_keys(raw, StackConfig.model_fields)
+    problems = [
+        f"{key}: unknown key; did you mean the secret {secret!r}? Its value is not shown here; store it encrypted "
+        f"under that name: pulumi config set --secret {secret} ..."
+        for key, secret in typos.items()
+    ]
+    try:
+        config = StackConfig.model_validate({k: v for k, v in raw.items() if k not in typos})
+    except ValidationError as err:
+        problems += validation_problems(err, model=StackConfig)
+    if problems:
+        raise ConfigError(f"{source} is invalid", problems)
+    return config
+
+
+def config_from_env(all_config: dict[str, str], project: str = PROJECT, secret_keys: list[str] | None = None) -> dict[str, Any]:
+    """Pick this project's keys out of the engine's flat ``project:key -> text`` config map.
+
+    First refuses what the typed config cannot see (``stack_input.stack_problems``): a secret written
+    in plain text and an ``azure-native:location`` that is not the stack's region. ``secret_keys``
+    defaults to the keys the engine marks secret (``PULUMI_CONFIG_SECRET_KEYS``).
+    """
+    if secret_keys is None:
+        secret_keys = pulumi.runtime.config.get_config_secret_keys_env()
+    prefix = f"{project}:"
+    raw = {
+        key[len(prefix) :]: _decode(value)
+        for key, value in all_config.items()
+        if key.startswith(prefix) and key[len(prefix) :] not in SECRET_KEYS
+    }
+    problems = stack_problems(all_config, project, secret_keys)
+    if problems:
+        try:
+            source = f"Pulumi.{pulumi.get_stack()}.yaml"
+        except Exception:  # outside a Pulumi program
+            source = "the stack configuration"
+        try:  # report the typed config's problems too, point by point
+            parse_stack_config(raw, source)
+        except ConfigError as err:
+            problems += err.problems
+        raise ComponentInputError(f"{source} is invalid", problems)
+    return raw

@@ -1,0 +1,115 @@
+"""Cross-field checks of the typed stack configuration that need more than one section: a model's GPUs
+against its pool, full-node engines against the pool's nodes, and the names the gateway routes by.
+
+Each returns ``FieldProblem``s with the full key path (``models[0].tensor_parallel_size``), so that
+``StackConfig`` reports them all at once, before any resource is created.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..azure.gpu_node_pool import GpuNodePoolArgs
+from ..core.errors import FieldProblem
+from ..gateway import router_config
+from ..serving.vllm_service import VllmServiceArgs
+
+
+def gpu_problems(where: str, model: VllmServiceArgs, pool: GpuNodePoolArgs) -> list[FieldProblem]:
+    """A replica's tensor-parallel GPUs against its pool's nodes and the model's attention heads."""
+    tp, sku, field = model.tensor_parallel_size, pool.sku, f"{where}.tensor_parallel_size"
+    on = f"pool {pool.name!r} ({pool.vm_size})"
+    if pool.mig_profile and tp != 1:
+        return [
+            FieldProblem(field, tp, f"{on} serves MIG slices ({pool.mig_profile}); a slice cannot join tensor parallelism: use 1")
+        ]
+    if not pool.mig_profile and tp > sku.gpus:
+        gpus = f"{sku.gpus} GPU{'s' * (sku.gpus != 1)}"
+        return [FieldProblem(field, tp, f"{on} has {gpus} per node and a replica's GPUs share one node: use at most {sku.gpus}")]
+    try:
+        facts = model.facts()
+    except ValueError as err:
+        return [FieldProblem(f"{where}.model", model.model, str(err).replace("\n", " "))]
+    problem = facts.tp_problem(tp)
+    if problem:
+        limit = 1 if pool.mig_profile else sku.gpus
+        fitting = [str(t) for t in range(1, limit + 1) if not facts.tp_problem(t)]
+        accepted = " or ".join(", ".join(fitting).rsplit(", ", 1)) or "none"
+        return [FieldProblem(field, tp, f"{problem}; accepted for {model.model} on {on}: {accepted}")]
+    return []
+
+
+def full_node_problems(models: list[VllmServiceArgs], pools: dict[str, GpuNodePoolArgs]) -> list[FieldProblem]:
+    """Disaggregated prefill and decode engines each take a whole node and never share one (seed 004):
+    a pool must have a node for every engine of every such model it serves."""
+    problems, taken = [], dict.fromkeys(pools, 0)
+    for index, model in enumerate(models):
+        if model.disaggregation is None or model.pool not in pools:
+            continue
+        pool, split = pools[model.pool], model.disaggregation
+        engines = split.prefill_replicas + split.decode_replicas
+        taken[model.pool] += engines
+        nodes = pool.max_count if pool.autoscaling else pool.count
+        if taken[model.pool] > nodes:
+            others = taken[model.pool] - engines
+            besides = f" besides the {others} of the models before it" if others else ""
+            bound = f"max_count {pool.max_count}" if pool.autoscaling else f"count {pool.count}"
+            problems.append(
+                FieldProblem(
+                    f"models[{index}].disaggregation",
+                    f"{split.prefill_replicas} prefill + {split.decode_replicas} decode",
+                    f"each engine takes a whole node of pool {pool.name!r} and no two share one, so they need {engines} "
+                    f"nodes{besides}; the pool has at most {nodes} ({bound}): raise it to {taken[model.pool]}, or lower "
+                    "prefill_replicas/decode_replicas",
+                )
+            )
+    return problems
+
+
+def gateway_name_problems(config: Any) -> list[FieldProblem]:
+    """The gateway routes by model name (a ``StackConfig`` with a gateway): every name it serves must be
+    unique across self-hosted models, KAITO presets and Azure OpenAI deployments and not one that asks the
+    router to choose (and a model's served name must be one the router accepts), and the gateway's
+    ``default_model`` and decisions must name one of them."""
+    named = [
+        (f"models[{i}].served_model_name", m.served_model_name or m.model, m.served_model_name is None)
+        for i, m in enumerate(config.models)
+    ]
+    named += [(f"kaito[{i}].preset", w.preset, False) for i, w in enumerate(config.kaito)]
+    gateway = config.gateway
+    named += [
+        (f"gateway.azure_openai.deployments[{i}].name", d.name, False) for i, d in enumerate(gateway.azure_openai.deployments)
+    ]
+    problems, first = [], {}
+    for where, name, defaulted in named:
+        default = " (the default: the model id)" if defaulted else ""
+        if name in router_config.auto_model_names():
+            problems.append(FieldProblem(where, name, "reserved: clients send this name to let the router choose"))
+        elif where.startswith("models[") and not router_config.MODEL_NAME.match(name):
+            hint = " (the default: the model id; set served_model_name)" if defaulted else ""
+            problems.append(
+                FieldProblem(
+                    where, name, f"routed model names are lower-case letters, digits, '.', '_' or '-'{hint}, e.g. 'llama-8b'"
+                )
+            )
+        elif name in first:
+            problems.append(
+                FieldProblem(
+                    where,
+                    name,
+                    f"{first[name]} already serves this name{default}; the gateway routes by it, so give each model "
+                    "its own served_model_name",
+                )
+            )
+        first.setdefault(name, where)
+    served = ", ".join(sorted(first)) or "none"
+    if gateway.default_model is not None and gateway.default_model not in first:
+        problems.append(
+            FieldProblem("gateway.default_model", gateway.default_model, f"not a model the gateway serves ({served})")
+        )
+    for i, decision in enumerate(gateway.decisions or []):
+        if decision.model not in first:
+            problems.append(
+                FieldProblem(f"gateway.decisions[{i}].model", decision.model, f"not a model the gateway serves ({served})")
+            )
+    return problems

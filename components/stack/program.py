@@ -1,0 +1,304 @@
+"""Assembles one environment from its typed config: resource group, cluster, GPU pools, exports.
+
+``__main__.py`` calls this; other stacks can too, with a ``StackConfig`` of their own.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_kubernetes as k8s
+from pulumi_azure_native import resources
+
+from .._base import ComponentInputError, restricted_namespace
+from ..azure.aks_cluster import AksCluster
+from ..azure.gpu_node_pool import GpuNodePool
+from ..azure.model_store import ModelStore
+from ..azure.monitoring import ManagedPrometheus
+from ..azure.workload_identity import WorkloadIdentity
+from ..core.errors import ConfigError
+from ..gateway.semantic_router_gateway import SemanticRouterGateway
+from ..gpu.device_plugin import NvidiaDevicePlugin
+from ..gpu.dra_device_classes import DraDeviceClasses
+from ..gpu.qualification_gates import QualificationGates
+from ..gpu.rdma_network import RdmaNetwork
+from ..serving.kaito_workspace import KaitoWorkspace
+from ..serving.vllm_service import ScalingMonitor, VllmService
+from .config import StackConfig, config_from_env, parse_stack_config
+
+
+def load_stack_config() -> StackConfig:
+    """Read and validate this stack's config as the Pulumi engine passed it to the program."""
+    raw = config_from_env(pulumi.runtime.get_config_env(), pulumi.get_project())
+    try:
+        return parse_stack_config(raw, f"Pulumi.{pulumi.get_stack()}.yaml")
+    except ConfigError as err:
+        raise ComponentInputError(err.context, err.problems) from None
+
+
+@dataclass
+class Stack:
+    cluster: AksCluster
+    gpu_pools: list[GpuNodePool]
+    rdma: RdmaNetwork | None = None
+    dra: DraDeviceClasses | None = None
+    gates: QualificationGates | None = None
+    device_plugin: NvidiaDevicePlugin | None = None
+    prometheus: ManagedPrometheus | None = None
+    models: dict[str, VllmService] = field(default_factory=dict)
+    kaito: dict[str, KaitoWorkspace] = field(default_factory=dict)
+    model_store: ModelStore | None = None
+    gateway: SemanticRouterGateway | None = None
+
+
+def build_stack(config: StackConfig) -> Stack:
+    """Create the resources of one environment and export what operators and other stacks need."""
+    tags = {"managed-by": "aks-gpu-inference", **config.tags}
+    if config.resource_group.create:
+        group = resources.ResourceGroup(
+            "resource-group", resource_group_name=config.resource_group.name, location=config.location, tags=tags
+        )
+        group_name = group.name
+    else:
+        group_name = pulumi.Output.from_input(config.resource_group.name)
+
+    # Autoscaled models need the KEDA add-on; turning it on here keeps the stack file short.
+    keda = config.cluster.keda or any(m.autoscaling for m in config.models)
+    cluster_args = config.cluster.model_copy(update={"tags": {**tags, **config.cluster.tags}, "keda": keda})
+    cluster = AksCluster(config.cluster.name, cluster_args, location=config.location, resource_group_name=group_name)
+    pools = [
+        GpuNodePool(
+            pool.name,
+            pool.model_copy(update={"tags": {**tags, **pool.tags}}),
+            cluster_name=cluster.cluster_name,
+            resource_group_name=cluster.resource_group_name,
+        )
+        for pool in config.gpu_pools
+    ]
+
+    by_name = {pool.pool_name: pool for pool in pools}
+    stack = Stack(cluster=cluster, gpu_pools=pools)
+    section_fields = {"pools", "gates"}
+    if config.rdma:
+        rdma_args = config.rdma.model_dump(exclude=section_fields)
+        if config.rdma.gates and 1 not in rdma_args["partial_node_nics"]:
+            rdma_args["partial_node_nics"] = sorted({*rdma_args["partial_node_nics"], 1})  # gates 1 and 3 use one NIC
+        stack.rdma = RdmaNetwork(
+            "rdma", rdma_args, [by_name[p] for p in config.rdma.pools], cluster.provider, cluster.kubernetes_version
+        )
+    if config.dra:
+        dra_args = config.dra.model_dump(exclude=section_fields)
+        if stack.rdma:
+            # Claims are namespaced: RDMA pods need their GPU templates next to their NIC templates.
+            dra_args.update(namespace=stack.rdma.namespace, create_namespace=False)
+        stack.dra = DraDeviceClasses(
+            "dra",
+            dra_args,
+            [by_name[p] for p in config.dra_pools()],
+            cluster.provider,
+            cluster.kubernetes_version,
+            opts=pulumi.ResourceOptions(depends_on=[stack.rdma] if stack.rdma else None),
+        )
+    # Pools whose GPUs no DRA driver serves need the device plugin to advertise them.
+    plugin_pools = [
+        p for p in pools if p.sku.gpu_vendor == "nvidia" and p.driver == "aks" and p.pool_name not in config.dra_pools()
+    ]
+    if plugin_pools:
+        stack.device_plugin = NvidiaDevicePlugin("nvidia-device-plugin", config.device_plugin, plugin_pools, cluster.provider)
+    if config.rdma and config.rdma.gates:
+        gates = config.rdma.gates.model_dump()
+        gates["pool"] = gates["pool"] or config.rdma.pools[0]
+        stack.gates = QualificationGates(
+            "qualify",
+            gates,
+            stack.rdma,
+            cluster.provider,
+            stack.dra,
+            opts=pulumi.ResourceOptions(depends_on=[r for r in (stack.rdma, stack.dra) if r]),
+        )
+        pulumi.export("qualification_jobs", stack.gates.jobs)
+        pulumi.export("qualification_verdicts", stack.gates.verdict_command)
+
+    if config.cluster.managed_prometheus and not config.cluster.existing:
+        prometheus_args = config.prometheus or {"workspace_name": f"{config.cluster.name}-prometheus"}
+        stack.prometheus = ManagedPrometheus("prometheus", prometheus_args, cluster.cluster_id, group_name, config.location)
+        pulumi.export("prometheus_query_endpoint", stack.prometheus.query_endpoint)
+    _serve_models(config, stack, group_name, by_name)
+    if config.gateway:
+        _gateway(config, stack, group_name)
+
+    pulumi.export("cluster_name", cluster.cluster_name)
+    pulumi.export("resource_group_name", cluster.resource_group_name)
+    pulumi.export("oidc_issuer_url", cluster.oidc_issuer_url)
+    pulumi.export("kubeconfig", cluster.kubeconfig)
+    pulumi.export(
+        "gpu_pools",
+        {
+            pool.pool_name: {
+                "vm_size": pool.sku.name,
+                "gpu_resource_name": pool.gpu_resource_name,
+                "gpus_per_node": pool.gpus_per_node,
+                "rdma_capable": pool.rdma_capable,
+                "node_selector": pool.node_selector,
+                "tolerations": pool.tolerations,
+            }
+            for pool in pools
+        },
+    )
+    return stack
+
+
+def _serve_models(config: StackConfig, stack: Stack, group_name: pulumi.Input[str], pools: dict[str, GpuNodePool]) -> None:
+    """vLLM services (with their identities, store access and autoscaling) and KAITO workspaces."""
+    cluster = stack.cluster
+    if config.model_store:
+        stack.model_store = ModelStore("model-store", config.model_store, group_name, config.location)
+    for entry in config.kaito:
+        stack.kaito[entry.name] = KaitoWorkspace(entry.name, entry, cluster.provider, config.cluster.kaito)
+    if not config.models:
+        return
+    settings = pulumi.Config()
+    api_key = settings.require_secret("vllm_api_key")
+    hf_token = settings.get_secret("hf_token") if any(m.source == "huggingface" for m in config.models) else None
+    store = stack.model_store
+    monitoring = None
+    if any(m.autoscaling for m in config.models):
+        keda = WorkloadIdentity(
+            "keda",
+            {"namespace": "kube-system", "service_account": "keda-operator"},
+            cluster.oidc_issuer_url,
+            group_name,
+            config.location,
+        )
+        keda.grant("Monitoring Data Reader", stack.prometheus.workspace_id, "reads-prometheus")
+        monitoring = ScalingMonitor(query_endpoint=stack.prometheus.query_endpoint, keda_client_id=keda.client_id)
+    owned = {ns for ns in (stack.rdma and stack.rdma.namespace, stack.dra and stack.dra.namespace) if ns}
+    namespaces = {}
+    for model in config.models:
+        if model.namespace not in owned and model.namespace not in namespaces:
+            # vLLM pods here run as non-root with no capabilities: the restricted profile admits them.
+            namespaces[model.namespace] = k8s.core.v1.Namespace(
+                f"namespace-{model.namespace}",
+                metadata=restricted_namespace(model.namespace),
+                opts=pulumi.ResourceOptions(provider=cluster.provider),
+            )
+    for model in config.models:
+        identity = None
+        if model.source == "blob":
+            identity = WorkloadIdentity(
+                model.name,
+                {"namespace": model.namespace, "service_account": model.name},
+                cluster.oidc_issuer_url,
+                group_name,
+                config.location,
+                # Named "<model>-identity" before commit ee83cf2; the alias keeps deployed identities
+                # (and, through the name prefix, their children) instead of replacing them.
+                opts=pulumi.ResourceOptions(aliases=[pulumi.Alias(name=f"{model.name}-identity")]),
+            )
+        depends = [ns for name, ns in namespaces.items() if name == model.namespace]
+        if identity:
+            depends.append(store.grant_read(identity))
+        args = model.model_dump(exclude={"pool"})
+        stack.models[model.name] = VllmService(
+            model.name,
+            args,
+            pools[model.pool],
+            cluster.provider,
+            api_key,
+            model_store=store,
+            identity=identity,
+            hf_token=hf_token,
+            dra=stack.dra,
+            rdma=stack.rdma,
+            monitoring=monitoring,
+            opts=pulumi.ResourceOptions(depends_on=depends + [r for r in (stack.dra, stack.rdma) if r]),
+        )
+    pulumi.export("model_endpoints", {name: service.endpoint for name, service in stack.models.items()})
+    pulumi.export(
+        "model_fits",
+        {
+            name: {
+                "model": service.fit.model,
+                "vm_size": service.fit.vm_size,
+                "gpu": service.fit.gpu,
+                "tp": service.fit.tp,
+                "max_model_len": service.fit.max_model_len,
+                "weights_gib_per_gpu": round(service.fit.weights_gib_per_gpu, 2),
+                "kv_tokens": service.fit.kv_tokens,
+                "full_length_sequences": service.fit.full_length_sequences,
+            }
+            for name, service in stack.models.items()
+        },
+    )
+
+
+_CLIENT_KEYS_HINT = 'set one per client with: pulumi config set --secret gateway_client_keys \'{"<client>": "<key>", ...}\''
+
+
+def _check_client_keys(settings: pulumi.Config, client_ids: list[str]) -> None:
+    """Refuse a ``gateway_client_keys`` secret without a key for every configured client, before any
+    resource exists. Only its key names are compared; the secret itself is never printed (Pulumi's own
+    "not a valid JSON object" message would quote it)."""
+    raw = settings.get("gateway_client_keys")
+    if raw is None:
+        return  # require_secret_object reports the missing secret
+    try:
+        keys = json.loads(raw)
+    except ValueError:
+        keys = None
+    if not isinstance(keys, dict):
+        raise ComponentInputError(
+            "the gateway_client_keys secret is invalid", ["expected a JSON object of client id -> API key", _CLIENT_KEYS_HINT]
+        )
+    missing = [c for c in client_ids if not isinstance(keys.get(c), str) or not keys[c]]
+    if missing:
+        raise ComponentInputError(
+            "the gateway_client_keys secret lacks configured clients",
+            [f"gateway.gateway.client_ids lists {c!r}, but the secret has no key (a non-empty string) for it" for c in missing]
+            + [_CLIENT_KEYS_HINT],
+        )
+
+
+def _client_key(keys: dict, client: str) -> str:
+    if isinstance(keys.get(client), str):
+        return keys[client]
+    raise ComponentInputError(
+        "the gateway_client_keys secret lacks configured clients", [f"no key for {client!r}", _CLIENT_KEYS_HINT]
+    )
+
+
+def _gateway(config: StackConfig, stack: Stack, group_name: pulumi.Input[str]) -> None:
+    """The single endpoint: semantic router, AI gateway, Azure OpenAI, Grafana."""
+    settings = pulumi.Config()
+    client_ids = config.gateway.gateway.client_ids
+    # With Entra ID tokens there are no API keys to read (AiGatewayArgs.entra_tenant_id).
+    if client_ids:
+        _check_client_keys(settings, client_ids)
+    keys = settings.require_secret_object("gateway_client_keys") if client_ids else None
+    client_keys = {client: keys.apply(lambda k, c=client: _client_key(k, c)) for client in client_ids}
+    stack.gateway = SemanticRouterGateway(
+        "gateway",
+        config.gateway,
+        stack.models,
+        stack.cluster.provider,
+        group_name,
+        config.location,
+        stack.cluster.oidc_issuer_url,
+        settings.require_secret("vllm_api_key"),
+        client_keys,
+        prometheus=stack.prometheus,
+        opts=pulumi.ResourceOptions(depends_on=[*stack.models.values(), *stack.kaito.values()]),
+        kaito=stack.kaito,
+        model_store=stack.model_store,
+    )
+    pulumi.export("gateway_endpoint", stack.gateway.endpoint)
+    pulumi.export("gateway_address_command", stack.gateway.address_command)
+    pulumi.export("gateway_routes", stack.gateway.routes)
+    pulumi.export(
+        "gateway_cost_per_million", {m: {"prompt": p, "completion": c} for m, (p, c) in stack.gateway.cost_per_million.items()}
+    )
+    if config.gateway.grafana:
+        pulumi.export("grafana_endpoint", stack.gateway.grafana_endpoint)
+        pulumi.export("dashboard_import", stack.gateway.dashboard_import)
