@@ -1,5 +1,6 @@
-"""Shared pieces for the component modules: the strict args base class, input validation and the
-restricted container security context."""
+"""Shared pieces for the component modules: the strict args base class, input validation that reports
+every problem at once before any child exists, the Kubernetes provider a component uses, and the
+options its children are created with."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from typing import Any, TypeVar
 import pulumi
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from .core.errors import ConfigError, shown, validation_problems
+from .core.errors import ConfigError, FieldProblem, validation_problems
+from .core.security import NODE_AGENT_LABELS
 
 PACKAGE = "aks-gpu"
 """Type-token package of every component: ``aks-gpu:index:<Component>``."""
@@ -20,8 +22,16 @@ class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=True)
 
 
-class ComponentInputError(ConfigError, pulumi.RunError):
-    """A ConfigError raised by a component; Pulumi prints RunError messages without a traceback."""
+class ComponentInputError(ConfigError, pulumi.RunError, pulumi.InputPropertiesError):
+    """A ConfigError raised by a component: Pulumi prints RunError messages without a traceback, and a
+    component provider reports an ``InputPropertiesError``'s ``errors`` property by property."""
+
+    def __init__(self, context: str, problems: list[str], errors: list[FieldProblem] | None = None):
+        super().__init__(context, problems)
+        self.message = str(self)
+        self.errors = [{"property_path": e.field, "reason": e.problem} for e in errors or []] or [
+            {"property_path": p.split("=", 1)[0], "reason": p} for p in problems
+        ]
 
 
 Args = TypeVar("Args", bound=BaseModel)
@@ -37,14 +47,28 @@ def validate_args(model: type[Args], args: Args | dict[str, Any] | None, compone
         raise ComponentInputError(f"{component} {name!r}: invalid arguments", validation_problems(err)) from None
 
 
+def raise_problems(component: str, name: str, problems: list[FieldProblem]) -> None:
+    """Raise every problem a pure validator found, once, as one ``ComponentInputError``; nothing if none."""
+    if problems:
+        raise ComponentInputError(f"{component} {name!r}: invalid arguments", [str(p) for p in problems], problems)
+
+
 def fail(component: str, name: str, field: str, value: Any, problem: str) -> None:
-    raise ComponentInputError(f"{component} {name!r}: invalid arguments", [f"{field}={shown(value)}: {problem}"])
+    raise_problems(component, name, [FieldProblem(field, value, problem)])
 
 
-def restricted_container() -> dict[str, Any]:
-    """Container securityContext of the restricted Pod Security profile with a read-only root: a fresh
-    dict per call, so callers may extend it."""
-    return {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}, "readOnlyRootFilesystem": True}
+def kubernetes_provider(opts: pulumi.ResourceOptions | None, fallback: Any = None) -> Any:
+    """The Kubernetes provider a component's children use: ``opts.provider`` or the ``kubernetes`` entry
+    of ``opts.providers`` where given (Pulumi's own convention), else ``fallback`` (the cluster
+    context's), else None: Pulumi's default provider, i.e. the ambient kubeconfig."""
+    if opts is not None:
+        candidates = [opts.provider] if opts.provider is not None else []
+        providers = opts.providers
+        candidates += list(providers.values()) if isinstance(providers, dict) else list(providers or [])
+        for provider in candidates:
+            if getattr(provider, "package", None) == "kubernetes":
+                return provider
+    return fallback
 
 
 class Children:
@@ -66,15 +90,6 @@ class Children:
         return pulumi.ResourceOptions(parent=self.parent, provider=self.provider, depends_on=depends or None, **extra)
 
 
-RESTRICTED = {"pod-security.kubernetes.io/enforce": "restricted"}
-"""Namespace labels that make the API server refuse any pod the restricted Pod Security profile refuses."""
-
-
-def restricted_namespace(namespace: str) -> dict[str, Any]:
-    """Namespace metadata enforcing the restricted Pod Security profile."""
-    return {"name": namespace, "labels": dict(RESTRICTED)}
-
-
 def node_agent_namespace(resource_name: str, namespace: str, opts: pulumi.ResourceOptions, why: str) -> Any:
     """A namespace for node agents that need host access: Pod Security ``privileged``, warning at baseline.
 
@@ -86,7 +101,7 @@ def node_agent_namespace(resource_name: str, namespace: str, opts: pulumi.Resour
         resource_name,
         metadata={
             "name": namespace,
-            "labels": {"pod-security.kubernetes.io/enforce": "privileged", "pod-security.kubernetes.io/warn": "baseline"},
+            "labels": dict(NODE_AGENT_LABELS),
             "annotations": {"aks-gpu-inference/privileged-because": why},
         },
         opts=opts,

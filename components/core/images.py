@@ -48,3 +48,20 @@ def relocate(image: str, registry: str | None) -> str:
         return image
     ref = parse(image)
     return str(ImageRef(registry, ref.repository, ref.reference))
+
+
+def pin_problem(image: str) -> str | None:
+    """Why ``image`` is not pinned (no tag means ``latest``; ``latest`` itself), or None for a version tag or digest."""
+    if "@sha256:" in image:
+        return None
+    tail = image.rsplit("/", 1)[-1]
+    if ":" not in tail:
+        return "has no tag (means latest)"
+    if tail.rsplit(":", 1)[1] == "latest":
+        return "uses the latest tag"
+    return None
+
+
+def is_pinned(image: str) -> bool:
+    """Whether ``image`` names a version tag other than ``latest``, or a digest."""
+    return pin_problem(image) is None

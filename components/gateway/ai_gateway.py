@@ -26,9 +26,10 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pydantic import Field, field_validator, model_validator
 
-from .._base import PACKAGE, Children, StrictModel, fail, restricted_container, restricted_namespace, validate_args
+from .._base import PACKAGE, Children, StrictModel, fail, validate_args
 from ..core.errors import FieldProblem
 from ..core.images import REGISTRY, relocate
+from ..core.security import restricted_container, restricted_namespace
 from ..serving.kaito_workspace import POD_PORT as KAITO_POD_PORT
 from ..serving.kaito_workspace import SERVICE_PORT as KAITO_SERVICE_PORT
 from ..serving.vllm_service import INSTANCE_LABEL, PORT

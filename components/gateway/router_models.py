@@ -17,10 +17,10 @@ from pathlib import Path
 import pulumi
 import pulumi_kubernetes as k8s
 
-from .._base import restricted_container
 from ..azure.model_store import ModelStore
 from ..azure.workload_identity import WorkloadIdentity
 from ..core.images import relocate
+from ..core.security import restricted_container
 from . import router_config
 from .token_refresher import IMAGE
 

@@ -17,9 +17,10 @@ from __future__ import annotations
 import pulumi
 import pulumi_kubernetes as k8s
 
-from .._base import PACKAGE, Children, restricted_namespace, validate_args
+from .._base import PACKAGE, Children, validate_args
 from .._k8s import KubernetesObject
 from ..core.images import relocate
+from ..core.security import restricted_namespace
 from . import router_config
 from .router_models import RouterModels
 

@@ -12,8 +12,9 @@ from pathlib import Path
 import pulumi
 import pulumi_kubernetes as k8s
 
-from .._base import PACKAGE, Children, restricted_container
+from .._base import PACKAGE, Children
 from ..azure.workload_identity import WorkloadIdentity
+from ..core.security import restricted_container
 
 SCRIPT = Path(__file__).with_name("refresher") / "refresh_token.py"
 IMAGE = "python:3.12.7-slim"

@@ -14,8 +14,9 @@ import pulumi_kubernetes as k8s
 import yaml
 from pulumi_azure_native import applicationinsights, operationalinsights
 
-from .._base import PACKAGE, Children, restricted_container
+from .._base import PACKAGE, Children
 from ..azure.workload_identity import WorkloadIdentity
+from ..core.security import restricted_container
 
 # The contrib distribution carries the azuremonitor exporter and the azureauth extension
 # (open-telemetry/opentelemetry-collector-releases@v0.159.0:distributions/otelcol-contrib/manifest.yaml

@@ -17,10 +17,11 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pydantic import Field, field_validator, model_validator
 
-from .._base import PACKAGE, Children, StrictModel, fail, restricted_container, validate_args
+from .._base import PACKAGE, Children, StrictModel, fail, validate_args
 from ..azure.gpu_node_pool import GpuNodePool
 from ..core import catalog, models
 from ..core.errors import FieldProblem
+from ..core.security import restricted_container
 from ..gpu.pod_contract import RdmaPodSpec
 
 PORT = 8000

@@ -12,13 +12,14 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_azure_native import resources
 
-from .._base import ComponentInputError, restricted_namespace
+from .._base import ComponentInputError
 from ..azure.aks_cluster import AksCluster
 from ..azure.gpu_node_pool import GpuNodePool
 from ..azure.model_store import ModelStore
 from ..azure.monitoring import ManagedPrometheus
 from ..azure.workload_identity import WorkloadIdentity
 from ..core.errors import ConfigError
+from ..core.security import restricted_namespace
 from ..gateway.semantic_router_gateway import SemanticRouterGateway
 from ..gpu.device_plugin import NvidiaDevicePlugin
 from ..gpu.dra_device_classes import DraDeviceClasses

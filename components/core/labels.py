@@ -1,0 +1,52 @@
+"""Node labels, taints, resource names and device classes that components, the planner and the policy
+pack must agree on: one home each, so a rename cannot leave one side behind."""
+
+from __future__ import annotations
+
+AGENTPOOL_LABEL = "kubernetes.azure.com/agentpool"
+"""The label AKS puts on every node with its agent pool's name; workloads pin a pool with it."""
+
+GPU_TAINT = "sku=gpu:NoSchedule"
+"""The taint GPU pools carry (seeds 002 and 004), so only pods that tolerate it land on GPU nodes."""
+GPU_TOLERATION = {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}
+"""The toleration of ``GPU_TAINT``."""
+
+SPOT_TAINT = "kubernetes.azure.com/scalesetpriority=spot:NoSchedule"
+"""The taint AKS adds to every Spot pool (it cannot be removed)."""
+SPOT_LABEL = ("kubernetes.azure.com/scalesetpriority", "spot")
+"""The label AKS puts on Spot nodes."""
+
+NVIDIA_GPU = "nvidia.com/gpu"
+"""The NVIDIA device plugin's whole-GPU resource."""
+AMD_GPU = "amd.com/gpu"
+"""The AMD device plugin's whole-GPU resource."""
+NVIDIA_GPU_TOLERATION = {"key": NVIDIA_GPU, "operator": "Exists", "effect": "NoSchedule"}
+"""The toleration of the ``nvidia.com/gpu`` taint the GPU Operator and AKS-managed pools may add."""
+
+MIG_PREFIX = "nvidia.com/mig-"
+"""The device plugin's MIG resources under the mixed strategy: ``nvidia.com/mig-<slice>``."""
+
+RDMA_DEVICE_CLASS = "dranet.net"
+"""DRANET's DeviceClass for RDMA NICs."""
+GPU_DEVICE_CLASS = "gpu.nvidia.com"
+"""The NVIDIA DRA driver's DeviceClass for whole GPUs."""
+MIG_DEVICE_CLASS = "mig.nvidia.com"
+"""The NVIDIA DRA driver's DeviceClass for MIG slices."""
+
+POOL_ANNOTATION = "aks-gpu-inference/pool"
+"""Annotation on the project's claim templates naming the pool they were made for."""
+
+
+def is_mig_resource(name: str) -> bool:
+    """Whether ``name`` is a MIG slice resource (``nvidia.com/mig-1g.10gb``)."""
+    return name.startswith(MIG_PREFIX)
+
+
+def mig_slice(name: str) -> str:
+    """The slice of a MIG resource name: ``nvidia.com/mig-1g.10gb`` -> ``1g.10gb``."""
+    return name.removeprefix(MIG_PREFIX)
+
+
+def is_gpu_resource(name: object) -> bool:
+    """Whether a container resource name allocates GPUs through a device plugin (whole or MIG)."""
+    return isinstance(name, str) and (name in (NVIDIA_GPU, AMD_GPU) or is_mig_resource(name))
