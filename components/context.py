@@ -30,12 +30,12 @@ class AzureScope:
 class ClusterContext:
     """The AKS cluster components deploy into."""
 
-    resource_group_name: pulumi.Input[str]
-    """Resource group of the cluster (and of the Azure resources made for it)."""
-    location: pulumi.Input[str]
-    """Azure region of the cluster."""
     cluster_name: pulumi.Input[str]
     """Name of the managed cluster (``AksCluster.cluster_name``)."""
+    resource_group_name: pulumi.Input[str]
+    """Resource group of the cluster (and of the Azure resources made for it)."""
+    location: pulumi.Input[str] | None = None
+    """Azure region of the cluster; components that create Azure resources beside it need it."""
     provider: Any = None
     """Kubernetes provider for the cluster (``pulumi_kubernetes.Provider``); None uses the ambient kubeconfig.
     A component's ``opts.provider``/``opts.providers`` takes precedence."""
@@ -53,6 +53,7 @@ class ClusterContext:
     @property
     def scope(self) -> AzureScope:
         """The cluster's resource group and region, for Azure resources made beside it."""
+        self.require("ClusterContext", "scope", "location")
         return AzureScope(self.resource_group_name, self.location)
 
     def require(self, component: str, name: str, *fields: str) -> None:

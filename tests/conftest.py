@@ -10,12 +10,30 @@ import pytest
 import yaml
 
 from components._base import ComponentInputError
+from components.context import ClusterContext
 from planner.engine import PlaceholderMocks, ProgramRun, RecordingMonitor, run_function, run_program
 from planner.stackfile import add_secret_placeholders
 
 REPO = Path(__file__).resolve().parent.parent
 PROJECT = "aks-gpu-inference"
 STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in REPO.glob("Pulumi.*.yaml"))
+
+
+ISSUER = "https://eastus.oic.prod-aks.azure.com/tenant/issuer/"
+"""The OIDC issuer URL of the tests' cluster."""
+
+
+def cluster_context(
+    cluster_name="aks-test", resource_group_name="rg-test", location="eastus", oidc_issuer_url=ISSUER, **more
+) -> ClusterContext:
+    """The cluster a component test deploys into (``provider`` and the rest through ``more``)."""
+    return ClusterContext(
+        cluster_name=cluster_name,
+        resource_group_name=resource_group_name,
+        location=location,
+        oidc_issuer_url=oidc_issuer_url,
+        **more,
+    )
 
 
 def run_components(build, stack: str = "test", monitor: RecordingMonitor | None = None) -> ProgramRun:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from components import GpuNodePool, WorkloadIdentity
-from tests.conftest import STACKS, run_components, run_stack, stack_config
+from tests.conftest import STACKS, cluster_context, run_components, run_stack, stack_config
 
 
 @pytest.fixture(scope="module")
@@ -33,8 +33,12 @@ def test_every_child_is_named_from_its_component(stack_runs, stack):
 def test_two_instances_of_a_component_share_no_urn():
     def program():
         for name in ("blue", "green"):
-            GpuNodePool(name, {"name": name, "vm_size": "Standard_NC24ads_A100_v4"}, cluster_name="aks", resource_group_name="rg")
-            WorkloadIdentity(name, {"namespace": "apps", "service_account": name}, "https://issuer", "rg", "eastus")
+            GpuNodePool(name, {"name": name, "vm_size": "Standard_NC24ads_A100_v4"}, cluster=cluster_context("aks", "rg"))
+            WorkloadIdentity(
+                name,
+                {"namespace": "apps", "service_account": name},
+                cluster=cluster_context(resource_group_name="rg", location="eastus", oidc_issuer_url="https://issuer"),
+            )
 
     urns = [r.urn for r in run_components(program).resources]
     assert len(urns) == len(set(urns)) and len(urns) > 4

@@ -15,6 +15,7 @@ from pulumi_azure_native import authorization, containerservice
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from .._base import PACKAGE, StrictModel, fail, validate_args
+from ..context import AzureScope, ClusterContext
 
 AKS_RBAC_CLUSTER_ADMIN_ROLE = "b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b"
 """Built-in role 'Azure Kubernetes Service RBAC Cluster Admin' (Azure built-in roles reference)."""
@@ -217,22 +218,21 @@ class AksCluster(pulumi.ComponentResource):
         self,
         name: str,
         args: AksClusterArgs | dict,
-        location: pulumi.Input[str] | None = None,
-        resource_group_name: pulumi.Input[str] | None = None,
         opts: pulumi.ResourceOptions | None = None,
+        *,
+        scope: AzureScope | None = None,
     ):
         """
         :param name: Logical name; children are named ``<name>-aks``, ``<name>-k8s`` and so on.
         :param args: Cluster settings, an ``AksClusterArgs`` or a dict of its fields.
-        :param location: Azure region of a new cluster; required unless ``args.existing`` is set.
-        :param resource_group_name: Resource group of a new cluster; required unless ``args.existing`` is set.
         :param opts: Standard Pulumi resource options.
+        :param scope: Resource group and region of a new cluster; required unless ``args.existing`` is set.
         """
         args = validate_args(AksClusterArgs, args, "AksCluster", name)
-        if not args.existing:
-            for field, value in (("location", location), ("resource_group_name", resource_group_name)):
-                if value is None:
-                    fail("AksCluster", name, field, value, "required to create a cluster (or set existing= to use one)")
+        if not args.existing and scope is None:
+            fail("AksCluster", name, "scope", scope, "required to create a cluster (or set existing= to use one)")
+        location = scope.location if scope else None
+        resource_group_name = scope.resource_group_name if scope else None
         super().__init__(f"{PACKAGE}:index:AksCluster", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self._admin_grants: list[pulumi.Resource] = []
@@ -249,6 +249,7 @@ class AksCluster(pulumi.ComponentResource):
             )
             self.oidc_issuer_url = found.oidc_issuer_profile.apply(lambda p: p.issuer_url if p else None)
             self.cluster_id = found.id
+            self.location = location if location is not None else found.location
             self.kubernetes_version = None
             self.tier = "existing"
         else:
@@ -257,6 +258,7 @@ class AksCluster(pulumi.ComponentResource):
             self.resource_group_name = pulumi.Output.from_input(resource_group_name)
             self.oidc_issuer_url = self.managed_cluster.oidc_issuer_profile.apply(lambda p: p.issuer_url if p else None)
             self.cluster_id = self.managed_cluster.id
+            self.location = location
             self.kubernetes_version = args.kubernetes_version
             self.tier = args.tier
             if args.platform_pool:
@@ -280,6 +282,8 @@ class AksCluster(pulumi.ComponentResource):
             # Objects created through the provider wait for a node that can run platform pods.
             opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=self._platform)),
         )
+        self.kaito_enabled = args.kaito
+        self.metrics_addon_enabled = args.managed_prometheus
         self.register_outputs(
             {
                 "cluster_name": self.cluster_name,
@@ -287,6 +291,21 @@ class AksCluster(pulumi.ComponentResource):
                 "oidc_issuer_url": self.oidc_issuer_url,
                 "kubeconfig": self.kubeconfig,
             }
+        )
+
+    @property
+    def context(self) -> ClusterContext:
+        """What components deployed into this cluster need: pass it as their ``cluster=``."""
+        return ClusterContext(
+            cluster_name=self.cluster_name,
+            resource_group_name=self.resource_group_name,
+            location=self.location,
+            provider=self.provider,
+            oidc_issuer_url=self.oidc_issuer_url,
+            cluster_id=self.cluster_id,
+            kubernetes_version=self.kubernetes_version,
+            kaito_enabled=self.kaito_enabled,
+            metrics_addon_enabled=self.metrics_addon_enabled,
         )
 
     def _platform_pool(self, name: str, pool: PlatformPoolArgs, resource_group_name, child) -> None:

@@ -11,6 +11,7 @@ from pulumi_azure_native import containerservice
 from pydantic import Field, field_validator, model_validator
 
 from .._base import PACKAGE, StrictModel, validate_args
+from ..context import ClusterContext
 from ..core import catalog, vm_disks
 from ..core.errors import FieldProblem
 
@@ -315,16 +316,16 @@ class GpuNodePool(pulumi.ComponentResource):
         self,
         name: str,
         args: GpuNodePoolArgs | dict,
-        cluster_name: pulumi.Input[str],
-        resource_group_name: pulumi.Input[str],
         opts: pulumi.ResourceOptions | None = None,
+        *,
+        cluster: ClusterContext,
     ):
         """
         :param name: Logical name of the component; child resources are named ``<name>-pool``.
         :param args: The pool's settings, a ``GpuNodePoolArgs`` or a dict of its fields.
-        :param cluster_name: Name of the AKS cluster that owns the pool (e.g. ``AksCluster.cluster_name``).
-        :param resource_group_name: Resource group of that cluster.
         :param opts: Standard Pulumi resource options.
+        :param cluster: The AKS cluster that owns the pool (``AksCluster.context``); its name and
+            resource group are used.
         """
         args = validate_args(GpuNodePoolArgs, args, "GpuNodePool", name)
         super().__init__(f"{PACKAGE}:index:GpuNodePool", name, None, opts)
@@ -345,8 +346,8 @@ class GpuNodePool(pulumi.ComponentResource):
         self.agent_pool = containerservice.AgentPool(
             f"{name}-pool",
             agent_pool_name=args.name,
-            resource_name_=cluster_name,
-            resource_group_name=resource_group_name,
+            resource_name_=cluster.cluster_name,
+            resource_group_name=cluster.resource_group_name,
             vm_size=args.vm_size,
             count=args.count,
             mode=args.mode,

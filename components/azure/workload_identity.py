@@ -10,6 +10,7 @@ from pulumi_azure_native import authorization, managedidentity
 from pydantic import Field, field_validator
 
 from .._base import PACKAGE, StrictModel, fail, validate_args
+from ..context import ClusterContext
 
 BUILT_IN_ROLES: dict[str, str] = {
     # Azure RBAC docs, "Understand Azure role definitions" (role-definitions.md): the Storage Blob Data
@@ -132,21 +133,21 @@ class WorkloadIdentity(pulumi.ComponentResource):
         self,
         name: str,
         args: WorkloadIdentityArgs | dict,
-        issuer_url: pulumi.Input[str],
-        resource_group_name: pulumi.Input[str],
-        location: pulumi.Input[str],
         opts: pulumi.ResourceOptions | None = None,
+        *,
+        cluster: ClusterContext,
     ):
         """
         :param name: Logical name; children are named ``<name>-identity``, ``<name>-federation`` and
             ``<name>-<grant name>``.
         :param args: The service account to federate, a ``WorkloadIdentityArgs`` or a dict of its fields.
-        :param issuer_url: The cluster's OIDC issuer URL (``AksCluster.oidc_issuer_url``).
-        :param resource_group_name: Resource group for the managed identity.
-        :param location: Azure region of the managed identity.
         :param opts: Standard Pulumi resource options.
+        :param cluster: The cluster whose service account is federated (``AksCluster.context``): its OIDC
+            issuer, and the resource group and region the managed identity is created in.
         """
         args = validate_args(WorkloadIdentityArgs, args, "WorkloadIdentity", name)
+        cluster.require("WorkloadIdentity", name, "oidc_issuer_url", "location")
+        resource_group_name, location = cluster.resource_group_name, cluster.location
         super().__init__(f"{PACKAGE}:index:WorkloadIdentity", name, None, opts)
         self._name = name
         self._client_config: pulumi.Output | None = None
@@ -163,7 +164,7 @@ class WorkloadIdentity(pulumi.ComponentResource):
             f"{name}-federation",
             resource_name_=self.identity.name,
             resource_group_name=resource_group_name,
-            issuer=issuer_url,
+            issuer=cluster.oidc_issuer_url,
             subject=args.subject,
             audiences=args.audiences,
             opts=child,

@@ -19,6 +19,7 @@ import pulumi_kubernetes as k8s
 
 from ..azure.model_store import ModelStore
 from ..azure.workload_identity import WorkloadIdentity
+from ..context import ClusterContext
 from ..core.images import relocate
 from ..core.security import restricted_container
 from . import router_config
@@ -55,9 +56,12 @@ class RouterModels:
         identity = WorkloadIdentity(
             f"{name}-identity",
             {"namespace": namespace, "service_account": SERVICE_ACCOUNT},
-            self.oidc_issuer_url,
-            self.resource_group_name,
-            self.location,
+            cluster=ClusterContext(
+                cluster_name=None,
+                resource_group_name=self.resource_group_name,
+                location=self.location,
+                oidc_issuer_url=self.oidc_issuer_url,
+            ),
             opts=azure,
         )
         read = self.store.grant_read(identity)

@@ -22,6 +22,7 @@ from ..azure.azure_openai import AzureOpenAI, AzureOpenAIArgs
 from ..azure.grafana import ManagedGrafana, ManagedGrafanaArgs
 from ..azure.model_store import ModelStore
 from ..azure.workload_identity import WorkloadIdentity
+from ..context import ClusterContext
 from ..core import catalog
 from ..core.errors import validation_problems
 from ..core.images import relocate
@@ -156,9 +157,9 @@ class SemanticRouterGateway(pulumi.ComponentResource):
         identity = WorkloadIdentity(
             f"{name}-{REFRESHER}",
             {"namespace": gateway_namespace, "service_account": REFRESHER},
-            oidc_issuer_url,
-            resource_group_name,
-            location,
+            cluster=ClusterContext(
+                cluster_name=None, resource_group_name=resource_group_name, location=location, oidc_issuer_url=oidc_issuer_url
+            ),
             opts=child,
         )
         grant = openai.grant_use(identity)

@@ -16,6 +16,7 @@ from pulumi_azure_native import applicationinsights, operationalinsights
 
 from .._base import PACKAGE, Children
 from ..azure.workload_identity import WorkloadIdentity
+from ..context import ClusterContext
 from ..core.security import restricted_container
 
 # The contrib distribution carries the azuremonitor exporter and the azureauth extension
@@ -122,9 +123,9 @@ class TraceCollector(pulumi.ComponentResource):
         identity = WorkloadIdentity(
             f"{name}-identity",
             {"namespace": namespace, "service_account": SERVICE_ACCOUNT},
-            oidc_issuer_url,
-            resource_group_name,
-            location,
+            cluster=ClusterContext(
+                cluster_name=None, resource_group_name=resource_group_name, location=location, oidc_issuer_url=oidc_issuer_url
+            ),
             opts=azure,
         )
         publisher = identity.grant("Monitoring Metrics Publisher", insights.id, "publish")

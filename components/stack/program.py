@@ -18,6 +18,7 @@ from ..azure.gpu_node_pool import GpuNodePool
 from ..azure.model_store import ModelStore
 from ..azure.monitoring import ManagedPrometheus
 from ..azure.workload_identity import WorkloadIdentity
+from ..context import AzureScope
 from ..core.errors import ConfigError
 from ..core.security import restricted_namespace
 from ..gateway.semantic_router_gateway import SemanticRouterGateway
@@ -68,14 +69,10 @@ def build_stack(config: StackConfig) -> Stack:
     # Autoscaled models need the KEDA add-on; turning it on here keeps the stack file short.
     keda = config.cluster.keda or any(m.autoscaling for m in config.models)
     cluster_args = config.cluster.model_copy(update={"tags": {**tags, **config.cluster.tags}, "keda": keda})
-    cluster = AksCluster(config.cluster.name, cluster_args, location=config.location, resource_group_name=group_name)
+    cluster = AksCluster(config.cluster.name, cluster_args, scope=AzureScope(group_name, config.location))
+    context = cluster.context
     pools = [
-        GpuNodePool(
-            pool.name,
-            pool.model_copy(update={"tags": {**tags, **pool.tags}}),
-            cluster_name=cluster.cluster_name,
-            resource_group_name=cluster.resource_group_name,
-        )
+        GpuNodePool(pool.name, pool.model_copy(update={"tags": {**tags, **pool.tags}}), cluster=context)
         for pool in config.gpu_pools
     ]
 
@@ -166,13 +163,7 @@ def _serve_models(config: StackConfig, stack: Stack, group_name: pulumi.Input[st
     store = stack.model_store
     monitoring = None
     if any(m.autoscaling for m in config.models):
-        keda = WorkloadIdentity(
-            "keda",
-            {"namespace": "kube-system", "service_account": "keda-operator"},
-            cluster.oidc_issuer_url,
-            group_name,
-            config.location,
-        )
+        keda = WorkloadIdentity("keda", {"namespace": "kube-system", "service_account": "keda-operator"}, cluster=cluster.context)
         keda.grant("Monitoring Data Reader", stack.prometheus.workspace_id, "reads-prometheus")
         monitoring = ScalingMonitor(query_endpoint=stack.prometheus.query_endpoint, keda_client_id=keda.client_id)
     owned = {ns for ns in (stack.rdma and stack.rdma.namespace, stack.dra and stack.dra.namespace) if ns}
@@ -191,9 +182,7 @@ def _serve_models(config: StackConfig, stack: Stack, group_name: pulumi.Input[st
             identity = WorkloadIdentity(
                 model.name,
                 {"namespace": model.namespace, "service_account": model.name},
-                cluster.oidc_issuer_url,
-                group_name,
-                config.location,
+                cluster=cluster.context,
                 # Named "<model>-identity" before commit ee83cf2; the alias keeps deployed identities
                 # (and, through the name prefix, their children) instead of replacing them.
                 opts=pulumi.ResourceOptions(aliases=[pulumi.Alias(name=f"{model.name}-identity")]),

@@ -16,8 +16,7 @@ cluster = AksCluster(
 pool = GpuNodePool(
     "t4",
     {"name": "t4batch", "vm_size": "Standard_NC4as_T4_v3", "count": 0, "min_count": 0, "max_count": 3, "workload": "batch"},
-    cluster_name=cluster.cluster_name,
-    resource_group_name=cluster.resource_group_name,
+    cluster=cluster.context,
 )
 namespace = k8s.core.v1.Namespace(
     "batch",

@@ -6,6 +6,7 @@ import yaml
 from components import AksCluster
 from components._base import ComponentInputError
 from components.azure.aks_cluster import AKS_RBAC_CLUSTER_ADMIN_ROLE, kubeconfig_for_login
+from components.context import AzureScope
 from planner.engine import SECRET
 from tests.conftest import of_type, one, registered_before_error, run_components
 
@@ -14,7 +15,7 @@ def build_cluster(**args):
     holder = {}
 
     def program():
-        holder["cluster"] = AksCluster("aks", {"name": "aks-test", **args}, location="eastus", resource_group_name="rg-test")
+        holder["cluster"] = AksCluster("aks", {"name": "aks-test", **args}, scope=AzureScope("rg-test", "eastus"))
 
     run = run_components(program)
     return holder["cluster"], run
@@ -90,7 +91,7 @@ def test_existing_cluster_creates_no_cluster():
 )
 def test_bad_cluster_input_is_refused_before_anything_is_created(args, expected):
     def program():
-        AksCluster("aks", {"name": "aks-test", **args}, location="eastus", resource_group_name="rg")
+        AksCluster("aks", {"name": "aks-test", **args}, scope=AzureScope("rg", "eastus"))
 
     assert registered_before_error(program, ComponentInputError) == []
     with pytest.raises(ComponentInputError, match="AksCluster 'aks': invalid arguments") as caught:

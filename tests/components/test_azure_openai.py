@@ -5,7 +5,7 @@ from components._base import ComponentInputError
 from components.azure.azure_openai import MODEL_PRICES, MODEL_VERSIONS, PRICES_AS_OF, PRICES_SOURCE, AzureOpenAI
 from components.azure.workload_identity import BUILT_IN_ROLES, WorkloadIdentity
 from tests.components.test_workload_identity import ISSUER, run_with_outputs
-from tests.conftest import of_type, one, refusal_message, run_components
+from tests.conftest import cluster_context, of_type, one, refusal_message, run_components
 
 OPENAI_USER_ROLE_ID = (
     "/subscriptions/<computed:subscriptionId>/providers/Microsoft.Authorization/roleDefinitions/"
@@ -25,7 +25,9 @@ def build_openai(grant=False, **args):
         )
         if grant:
             identity = WorkloadIdentity(
-                "vllm", {"namespace": "inference", "service_account": "vllm"}, ISSUER, "rg-test", "eastus"
+                "vllm",
+                {"namespace": "inference", "service_account": "vllm"},
+                cluster=cluster_context(resource_group_name="rg-test", location="eastus", oidc_issuer_url=ISSUER),
             )
             openai.grant_use(identity)
         holder["openai"] = openai

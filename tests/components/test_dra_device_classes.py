@@ -6,7 +6,7 @@ import pytest
 
 from components import DraDeviceClasses, GpuNodePool
 from components.core import catalog
-from tests.conftest import of_type, refusal_message, run_components
+from tests.conftest import cluster_context, of_type, refusal_message, run_components
 
 H100 = "Standard_ND96isr_H100_v5"
 A100 = "Standard_NC24ads_A100_v4"
@@ -21,7 +21,7 @@ H100_POOL = {"name": "h100", "vm_size": H100}
 def dra_program(holder: dict, args=None, pools=(H100_POOL,), version="1.34"):
     def program():
         provider = k8s.Provider("k8s", kubeconfig="x")
-        built = [GpuNodePool(p["name"], p, cluster_name="aks-test", resource_group_name="rg-test") for p in pools]
+        built = [GpuNodePool(p["name"], p, cluster=cluster_context("aks-test", "rg-test")) for p in pools]
         holder["dra"] = DraDeviceClasses("dra", args or {}, built, provider, kubernetes_version=version)
 
     return program

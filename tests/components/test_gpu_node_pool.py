@@ -3,7 +3,7 @@ import pytest
 from components import GpuNodePool, GpuNodePoolArgs
 from components._base import ComponentInputError
 from components.azure.gpu_node_pool import SPOT_TAINT
-from tests.conftest import of_type, one, registered_before_error, run_components
+from tests.conftest import cluster_context, of_type, one, registered_before_error, run_components
 
 BASE = {"name": "gpua100", "vm_size": "Standard_NC24ads_A100_v4"}
 
@@ -12,7 +12,7 @@ def build_pool(**overrides):
     holder = {}
 
     def program():
-        holder["pool"] = GpuNodePool("gpu", {**BASE, **overrides}, cluster_name="aks-test", resource_group_name="rg-test")
+        holder["pool"] = GpuNodePool("gpu", {**BASE, **overrides}, cluster=cluster_context("aks-test", "rg-test"))
 
     run = run_components(program)
     return holder["pool"], one(run, "containerservice:AgentPool").inputs, run
@@ -126,7 +126,7 @@ def test_user_labels_and_taints_override():
 )
 def test_bad_input_is_refused_before_anything_is_created(overrides, expected):
     def program():
-        GpuNodePool("gpu", {**BASE, **overrides}, cluster_name="aks-test", resource_group_name="rg-test")
+        GpuNodePool("gpu", {**BASE, **overrides}, cluster=cluster_context("aks-test", "rg-test"))
 
     with pytest.raises(ComponentInputError) as caught:
         run_components(program)
@@ -136,7 +136,7 @@ def test_bad_input_is_refused_before_anything_is_created(overrides, expected):
 
 def test_refused_input_registers_no_resource():
     def program():
-        GpuNodePool("gpu", {**BASE, "min_count": 9, "max_count": 1}, "aks", "rg")
+        GpuNodePool("gpu", {**BASE, "min_count": 9, "max_count": 1}, cluster=cluster_context("aks", "rg"))
 
     assert registered_before_error(program, ComponentInputError) == []
 
@@ -146,5 +146,5 @@ def test_args_model_is_usable_directly_and_frozen():
     assert args.sku.gpu_model == "T4" and args.node_labels()["accelerator"] == "nvidia-t4"
     with pytest.raises(ValueError):
         args.count = 3
-    run = run_components(lambda: GpuNodePool("t4", args, "aks", "rg"))
+    run = run_components(lambda: GpuNodePool("t4", args, cluster=cluster_context("aks", "rg")))
     assert len(of_type(run, "AgentPool")) == 1

@@ -7,7 +7,7 @@ from components._base import ComponentInputError
 from components.azure.model_store import ModelStore
 from components.azure.workload_identity import BUILT_IN_ROLES, WorkloadIdentity
 from tests.components.test_workload_identity import ISSUER, run_with_outputs
-from tests.conftest import of_type, one, registered_before_error, run_components
+from tests.conftest import cluster_context, of_type, one, registered_before_error, run_components
 
 READER_ROLE_ID = (
     "/subscriptions/<computed:subscriptionId>/providers/Microsoft.Authorization/roleDefinitions/"
@@ -22,7 +22,9 @@ def build_store(grant=False, location="eastus", **args):
         store = ModelStore("models", {"account_name": "gpumodels01", **args}, resource_group_name="rg-test", location=location)
         if grant:
             identity = WorkloadIdentity(
-                "vllm", {"namespace": "inference", "service_account": "vllm"}, ISSUER, "rg-test", "eastus"
+                "vllm",
+                {"namespace": "inference", "service_account": "vllm"},
+                cluster=cluster_context(resource_group_name="rg-test", location="eastus", oidc_issuer_url=ISSUER),
             )
             store.grant_read(identity)
         holder["store"] = store

@@ -9,6 +9,7 @@ from components import DraDeviceClasses, GpuNodePool, QualificationGates, RdmaNe
 from components.gpu.qualification_gates import SCRIPTS
 from planner.render import kubernetes_object
 from tests.conftest import (
+    cluster_context,
     is_custom_resource,
     of_type,
     one,
@@ -42,7 +43,10 @@ def gates_program(holder: dict, args=None, network_args=None, dra_args=None, poo
     def program():
         provider = k8s.Provider("k8s", kubeconfig="x")
         sizing = {"count": 2} if pool_args is None else pool_args
-        built = [GpuNodePool(p, {"name": p, "vm_size": H100, "rdma": True, **sizing}, "aks-test", "rg-test") for p in pools]
+        built = [
+            GpuNodePool(p, {"name": p, "vm_size": H100, "rdma": True, **sizing}, cluster=cluster_context("aks-test", "rg-test"))
+            for p in pools
+        ]
         network = RdmaNetwork(
             "rdma", {"partial_node_nics": [1]} if network_args is None else network_args, built, provider, "1.34"
         )
@@ -274,7 +278,9 @@ def test_dra_claims_in_another_namespace_are_refused():
     # and their pods would never be created.
     def program():
         provider = k8s.Provider("k8s", kubeconfig="x")
-        pool = GpuNodePool("h100", {"name": "h100", "vm_size": H100, "rdma": True, "count": 2}, "aks-test", "rg-test")
+        pool = GpuNodePool(
+            "h100", {"name": "h100", "vm_size": H100, "rdma": True, "count": 2}, cluster=cluster_context("aks-test", "rg-test")
+        )
         network = RdmaNetwork("rdma", {"partial_node_nics": [1]}, [pool], provider, "1.34")
         dra = DraDeviceClasses("dra", {}, [pool], provider, "1.34")  # namespace gpu-inference
         QualificationGates("qualify", {"pool": "h100"}, network, provider, dra)
@@ -320,8 +326,12 @@ def mixed_pools_program(holder: dict, gated: str):
 
     def program():
         provider = k8s.Provider("k8s", kubeconfig="x")
-        big = GpuNodePool("h100", {"name": "h100", "vm_size": H100, "rdma": True, "count": 2}, "aks-test", "rg-test")
-        small = GpuNodePool("h100s", {"name": "h100s", "vm_size": H100, "rdma": True, "count": 1}, "aks-test", "rg-test")
+        big = GpuNodePool(
+            "h100", {"name": "h100", "vm_size": H100, "rdma": True, "count": 2}, cluster=cluster_context("aks-test", "rg-test")
+        )
+        small = GpuNodePool(
+            "h100s", {"name": "h100s", "vm_size": H100, "rdma": True, "count": 1}, cluster=cluster_context("aks-test", "rg-test")
+        )
         network = RdmaNetwork("rdma", {"partial_node_nics": [1]}, [big, small], provider, "1.34")
         holder["gates"] = QualificationGates("qualify", {"pool": gated}, network, provider)
 

@@ -6,9 +6,10 @@ import pytest
 
 from components import AksCluster, GpuNodePool, RdmaNetwork
 from components._base import ComponentInputError
+from components.context import AzureScope
 from components.gpu.pod_contract import RDMA_ENV
 from components.gpu.rdma_network import min_kubernetes
-from tests.conftest import of_type, one, refusal_message, run_components
+from tests.conftest import cluster_context, of_type, one, refusal_message, run_components
 
 H100 = "Standard_ND96isr_H100_v5"
 H200 = "Standard_ND96isr_H200_v5"
@@ -21,7 +22,7 @@ NO_SCHEDULE = {"operator": "Exists", "effect": "NoSchedule"}
 
 def rdma_pool(name: str = "h100", vm_size: str = H100, **overrides) -> GpuNodePool:
     args = {"name": name, "vm_size": vm_size, "rdma": True, "count": 2, **overrides}
-    return GpuNodePool(name, args, cluster_name="aks-test", resource_group_name="rg-test")
+    return GpuNodePool(name, args, cluster=cluster_context("aks-test", "rg-test"))
 
 
 def network_program(holder: dict, args=None, pools=(("h100", H100),), version="1.34"):
@@ -215,8 +216,10 @@ def test_works_with_an_aks_cluster_provider():
     holder = {}
 
     def program():
-        cluster = AksCluster("aks", {"name": "aks-test"}, location="eastus", resource_group_name="rg-test")
-        pool = GpuNodePool("h100", {"name": "h100", "vm_size": H100, "rdma": True}, cluster.cluster_name, "rg-test")
+        cluster = AksCluster("aks", {"name": "aks-test"}, scope=AzureScope("rg-test", "eastus"))
+        pool = GpuNodePool(
+            "h100", {"name": "h100", "vm_size": H100, "rdma": True}, cluster=cluster_context(cluster.cluster_name, "rg-test")
+        )
         holder["network"] = RdmaNetwork("rdma", {}, [pool], cluster.provider, cluster.kubernetes_version)
 
     run = run_components(program)
@@ -237,7 +240,7 @@ def refused(program) -> str:
 def test_non_rdma_size_is_refused():
     def program():
         # GpuNodePool itself refuses rdma=True on NC sizes, so the pool is built without it.
-        pool = GpuNodePool("a100", {"name": "a100", "vm_size": "Standard_NC24ads_A100_v4"}, "aks", "rg")
+        pool = GpuNodePool("a100", {"name": "a100", "vm_size": "Standard_NC24ads_A100_v4"}, cluster=cluster_context("aks", "rg"))
         RdmaNetwork("rdma", {}, [pool], k8s.Provider("k8s", kubeconfig="x"), "1.34")
 
     assert (

@@ -14,7 +14,7 @@ import pytest
 from components.azure.workload_identity import WorkloadIdentity
 from components.gateway.token_refresher import SCRIPT, EntraTokenRefresher
 from planner.render import kubernetes_object
-from tests.conftest import of_type, run_components
+from tests.conftest import cluster_context, of_type, run_components
 
 
 class FakeEndpoints(BaseHTTPRequestHandler):
@@ -107,7 +107,9 @@ def test_script_fails_loudly_when_entra_refuses(endpoints):
 def test_component_objects():
     def program():
         identity = WorkloadIdentity(
-            "refresher-identity", {"namespace": "ai-gateway", "service_account": "aoai-token"}, "https://issuer", "rg", "eastus"
+            "refresher-identity",
+            {"namespace": "ai-gateway", "service_account": "aoai-token"},
+            cluster=cluster_context(resource_group_name="rg", location="eastus", oidc_issuer_url="https://issuer"),
         )
         EntraTokenRefresher(
             "aoai-token", "ai-gateway", ["azure-openai-entra-token"], identity, k8s.Provider("k8s", kubeconfig="x")

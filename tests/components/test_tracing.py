@@ -9,7 +9,7 @@ from components.azure.workload_identity import WorkloadIdentity
 from components.gateway.token_refresher import EntraTokenRefresher
 from components.gateway.tracing import OTLP_PORT, TraceCollector
 from planner.render import kubernetes_object
-from tests.conftest import of_type, one, run_components
+from tests.conftest import cluster_context, of_type, one, run_components
 
 
 def build(with_refresher: bool = False):
@@ -24,9 +24,7 @@ def build(with_refresher: bool = False):
             identity = WorkloadIdentity(
                 "refresher-identity",
                 {"namespace": "ai-gateway", "service_account": "aoai-token"},
-                "https://issuer",
-                "rg",
-                "eastus",
+                cluster=cluster_context(resource_group_name="rg", location="eastus", oidc_issuer_url="https://issuer"),
             )
             EntraTokenRefresher("aoai-token", "ai-gateway", ["aoai-entra-token"], identity, provider, opts=after)
 

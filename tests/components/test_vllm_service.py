@@ -30,7 +30,7 @@ from components.serving.vllm_service import (
 from planner.analyzer import analyze
 from planner.render import kubernetes_object
 from tests.components.test_workload_identity import ISSUER
-from tests.conftest import of_type, one, registered_before_error, run_components, run_stack, stack_config
+from tests.conftest import cluster_context, of_type, one, registered_before_error, run_components, run_stack, stack_config
 
 A100 = "Standard_NC24ads_A100_v4"
 A100X4 = "Standard_NC96ads_A100_v4"
@@ -89,7 +89,7 @@ def service_program(
     def program():
         provider = k8s.Provider("k8s", kubeconfig="x")
         built = {
-            name: GpuNodePool(name, POOLS[name], cluster_name="aks-test", resource_group_name="rg-test")
+            name: GpuNodePool(name, POOLS[name], cluster=cluster_context("aks-test", "rg-test"))
             for name in dict.fromkeys(pools or (pool,))
         }
         network = classes = store = identity = None
@@ -106,9 +106,7 @@ def service_program(
             identity = WorkloadIdentity(
                 "llama-identity",
                 {"namespace": args.get("namespace", "gpu-inference"), "service_account": args["name"]},
-                ISSUER,
-                "rg-test",
-                "eastus",
+                cluster=cluster_context(resource_group_name="rg-test", location="eastus", oidc_issuer_url=ISSUER),
             )
             store.grant_read(identity)
         try:

@@ -4,8 +4,9 @@ import pytest
 from components import AksCluster
 from components._base import ComponentInputError
 from components.azure.workload_identity import BUILT_IN_ROLES, WorkloadIdentity, role_definition_guid
+from components.context import AzureScope
 from planner.engine import PlaceholderMocks, RecordingMonitor, placeholder
-from tests.conftest import of_type, one, registered_before_error, run_components
+from tests.conftest import cluster_context, of_type, one, registered_before_error, run_components
 
 ISSUER = "https://eastus.oic.prod-aks.azure.com/tenant/issuer/"
 SCOPE = "/subscriptions/sub/resourceGroups/rg/providers/Microsoft.Monitor/accounts/amw"
@@ -46,7 +47,9 @@ def build_identity(grants=(), **args):
 
     def program():
         identity = WorkloadIdentity(
-            "vllm", {"namespace": "inference", "service_account": "vllm", **args}, ISSUER, "rg-test", "eastus"
+            "vllm",
+            {"namespace": "inference", "service_account": "vllm", **args},
+            cluster=cluster_context(resource_group_name="rg-test", location="eastus", oidc_issuer_url=ISSUER),
         )
         for role, scope, name in grants:
             identity.grant(role, scope, name)
@@ -83,13 +86,11 @@ def test_identity_chain_follows_the_clusters_oidc_issuer():
     holder = {}
 
     def program():
-        cluster = AksCluster("aks", {"name": "aks-test"}, location="eastus", resource_group_name="rg-test")
+        cluster = AksCluster("aks", {"name": "aks-test"}, scope=AzureScope("rg-test", "eastus"))
         holder["identity"] = WorkloadIdentity(
             "router",
             {"namespace": "ml-serving", "service_account": "semantic-router"},
-            issuer_url=cluster.oidc_issuer_url,
-            resource_group_name="rg-test",
-            location="eastus",
+            cluster=cluster_context(resource_group_name="rg-test", location="eastus", oidc_issuer_url=cluster.oidc_issuer_url),
         )
 
     run, _ = run_with_outputs(program)
@@ -172,9 +173,11 @@ def test_grant_by_guid_or_full_role_definition_id():
 )
 def test_bad_grant_is_refused_before_any_role_assignment(role, name, expected):
     def program():
-        WorkloadIdentity("vllm", {"namespace": "inference", "service_account": "vllm"}, ISSUER, "rg", "eastus").grant(
-            role, SCOPE, name
-        )
+        WorkloadIdentity(
+            "vllm",
+            {"namespace": "inference", "service_account": "vllm"},
+            cluster=cluster_context(resource_group_name="rg", location="eastus", oidc_issuer_url=ISSUER),
+        ).grant(role, SCOPE, name)
 
     assert "azure-native:authorization:RoleAssignment" not in registered_before_error(program, ComponentInputError)
     with pytest.raises(ComponentInputError, match="WorkloadIdentity 'vllm': invalid arguments") as caught:
@@ -200,7 +203,11 @@ def test_bad_grant_is_refused_before_any_role_assignment(role, name, expected):
 )
 def test_bad_identity_input_is_refused_before_anything_is_created(args, expected):
     def program():
-        WorkloadIdentity("vllm", {"namespace": "inference", "service_account": "vllm", **args}, ISSUER, "rg", "eastus")
+        WorkloadIdentity(
+            "vllm",
+            {"namespace": "inference", "service_account": "vllm", **args},
+            cluster=cluster_context(resource_group_name="rg", location="eastus", oidc_issuer_url=ISSUER),
+        )
 
     assert registered_before_error(program, ComponentInputError) == []
     with pytest.raises(ComponentInputError, match="WorkloadIdentity 'vllm': invalid arguments") as caught:
@@ -210,7 +217,11 @@ def test_bad_identity_input_is_refused_before_anything_is_created(args, expected
 
 def test_missing_service_account_names_the_key():
     def program():
-        WorkloadIdentity("vllm", {"namespace": "inference"}, ISSUER, "rg", "eastus")
+        WorkloadIdentity(
+            "vllm",
+            {"namespace": "inference"},
+            cluster=cluster_context(resource_group_name="rg", location="eastus", oidc_issuer_url=ISSUER),
+        )
 
     with pytest.raises(ComponentInputError, match="service_account: required key is missing"):
         run_components(program)
