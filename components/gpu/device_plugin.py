@@ -15,12 +15,23 @@ nvidia-device-plugin@0.17.0.yaml`` records the template it comes from).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
 import pulumi
 import pulumi_kubernetes as k8s
 from pydantic import Field
 
-from .._base import PACKAGE, Children, StrictModel, fail, node_agent_namespace, validate_args
-from ..azure.gpu_node_pool import AGENTPOOL_LABEL, GpuNodePool
+from .._base import PACKAGE, Children, StrictModel, kubernetes_provider, node_agent_namespace, raise_problems, validate_args
+from ..core.endpoints import INSTANCE_LABEL
+from ..core.errors import FieldProblem
+from ..core.labels import NVIDIA_GPU_TOLERATION, is_mig_resource
+from ..core.security import restricted_container
+from .pools import GpuPool, pool_affinity, pool_tolerations
+
+if TYPE_CHECKING:
+    from ..azure.gpu_node_pool import GpuNodePool
+    from ..context import ClusterContext
 
 IMAGE = "nvcr.io/nvidia/k8s-device-plugin"
 """NVIDIA's device plugin image (the chart's ``image.repository``; tag ``v<version>``)."""
@@ -41,6 +52,76 @@ class NvidiaDevicePluginArgs(StrictModel):
     socket folder from the host, which baseline forbids). Default True."""
 
 
+def device_plugin_problems(pools: Sequence[GpuPool]) -> list[FieldProblem]:
+    """Every pool the device plugin must not serve: not NVIDIA, or a driver AKS does not install."""
+    why = "the device plugin serves NVIDIA pools whose driver AKS installs (driver 'aks')"
+    managed = (
+        "AKS runs its own device plugin on a managed GPU pool (gpu_management: managed); a second one would hand GPUs out twice"
+    )
+    return [
+        FieldProblem("pools", p.pool_name, managed if p.gpu_management == "managed" else why)
+        for p in pools
+        if p.sku.gpu_vendor != "nvidia" or p.driver != "aks" or p.gpu_management == "managed"
+    ]
+
+
+def daemonset_spec(name: str, version: str, pools: Sequence[GpuPool]) -> dict[str, Any]:
+    """The chart's device-plugin DaemonSet spec, on exactly ``pools``, tolerating their taints."""
+    labels = daemonset_labels(name)
+    mig = any(is_mig_resource(p.gpu_resource_name) for p in pools)
+    return {
+        "selector": {"matchLabels": labels},
+        "updateStrategy": {"type": "RollingUpdate"},
+        "template": {
+            "metadata": {"labels": labels},
+            "spec": {
+                "priorityClassName": "system-node-critical",
+                "affinity": pool_affinity(sorted(p.pool_name for p in pools)),
+                "tolerations": pool_tolerations(pools, NVIDIA_GPU_TOLERATION),
+                "containers": [_container(version, mig)],
+                "volumes": [
+                    {"name": "device-plugin", "hostPath": {"path": "/var/lib/kubelet/device-plugins"}},
+                    {"name": "mps-root", "hostPath": {"path": MPS_ROOT, "type": "DirectoryOrCreate"}},
+                    {"name": "mps-shm", "hostPath": {"path": f"{MPS_ROOT}/shm"}},
+                    {"name": "cdi-root", "hostPath": {"path": "/var/run/cdi", "type": "DirectoryOrCreate"}},
+                ],
+            },
+        },
+    }
+
+
+def daemonset_labels(name: str) -> dict[str, str]:
+    return {"app.kubernetes.io/name": "nvidia-device-plugin", INSTANCE_LABEL: name}
+
+
+def _container(version: str, mig: bool) -> dict[str, Any]:
+    env = [{"name": "MPS_ROOT", "value": MPS_ROOT}]
+    if mig:
+        # "mixed" names each MIG slice (nvidia.com/mig-1g.10gb), matching GpuNodePool.gpu_resource_name.
+        env += [{"name": "MIG_STRATEGY", "value": "mixed"}, {"name": "NVIDIA_MIG_MONITOR_DEVICES", "value": "all"}]
+    env += [
+        {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
+        {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"},
+    ]
+    return {
+        "name": "nvidia-device-plugin-ctr",
+        "image": f"{IMAGE}:v{version}",
+        "imagePullPolicy": "IfNotPresent",
+        "command": ["nvidia-device-plugin"],
+        "env": env,
+        # The chart's rule (_helpers.tpl securityContext): SYS_ADMIN only where it must enumerate MIG
+        # devices, otherwise nothing at all. Never privileged.
+        "securityContext": {"capabilities": {"add": ["SYS_ADMIN"]}} if mig else restricted_container(read_only_root=False),
+        "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": "256Mi"}},
+        "volumeMounts": [
+            {"name": "device-plugin", "mountPath": "/var/lib/kubelet/device-plugins"},
+            {"name": "mps-shm", "mountPath": "/dev/shm"},
+            {"name": "mps-root", "mountPath": "/mps"},
+            {"name": "cdi-root", "mountPath": "/var/run/cdi"},
+        ],
+    }
+
+
 class NvidiaDevicePlugin(pulumi.ComponentResource):
     """The device plugin DaemonSet, pinned to the given pools, tolerating their taints."""
 
@@ -49,30 +130,23 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
     def __init__(
         self,
         name: str,
-        args: NvidiaDevicePluginArgs | dict | None,
-        pools: list[GpuNodePool],
-        provider: k8s.Provider,
+        args: NvidiaDevicePluginArgs | dict | None = None,
         opts: pulumi.ResourceOptions | None = None,
+        *,
+        pools: list[GpuNodePool],
+        cluster: ClusterContext,
     ):
         """
         :param name: Logical name; children are ``<name>-namespace`` and ``<name>-daemonset``.
-        :param args: Settings, an ``NvidiaDevicePluginArgs`` or a dict of its fields.
+        :param args: Settings, an ``NvidiaDevicePluginArgs`` or a dict of its fields; None for the defaults.
+        :param opts: Standard Pulumi resource options; a Kubernetes ``provider`` here wins over the cluster's.
         :param pools: NVIDIA pools with ``driver: aks`` whose GPUs are not allocated through DRA.
-        :param provider: Kubernetes provider of the cluster.
-        :param opts: Standard Pulumi resource options.
+        :param cluster: The cluster; its Kubernetes provider runs the DaemonSet.
         """
         args = validate_args(NvidiaDevicePluginArgs, args, "NvidiaDevicePlugin", name)
-        for pool in pools:
-            if pool.sku.gpu_vendor != "nvidia" or pool.driver != "aks":
-                fail(
-                    "NvidiaDevicePlugin",
-                    name,
-                    "pools",
-                    pool.pool_name,
-                    "the device plugin serves NVIDIA pools whose driver AKS installs (driver 'aks')",
-                )
+        raise_problems("NvidiaDevicePlugin", name, device_plugin_problems(pools))
         super().__init__(f"{PACKAGE}:index:NvidiaDevicePlugin", name, None, opts)
-        children = Children(self, opts, provider)
+        children = Children(self, opts, kubernetes_provider(opts, cluster.provider))
         namespace = pulumi.Output.from_input(args.namespace)
         if args.create_namespace:
             created = node_agent_namespace(
@@ -83,73 +157,10 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
             )
             namespace = created.metadata["name"]
         self.pools = sorted(p.pool_name for p in pools)
-        tolerations = [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
-        for pool in pools:
-            tolerations += [t for t in pool.tolerations if t not in tolerations]
-        mig = any(p.gpu_resource_name.startswith("nvidia.com/mig-") for p in pools)
-        labels = {"app.kubernetes.io/name": "nvidia-device-plugin", "app.kubernetes.io/instance": name}
         k8s.apps.v1.DaemonSet(
             f"{name}-daemonset",
-            metadata={"name": "nvidia-device-plugin", "namespace": namespace, "labels": labels},
-            spec={
-                "selector": {"matchLabels": labels},
-                "updateStrategy": {"type": "RollingUpdate"},
-                "template": {
-                    "metadata": {"labels": labels},
-                    "spec": {
-                        "priorityClassName": "system-node-critical",
-                        "affinity": {
-                            "nodeAffinity": {
-                                "requiredDuringSchedulingIgnoredDuringExecution": {
-                                    "nodeSelectorTerms": [
-                                        {"matchExpressions": [{"key": AGENTPOOL_LABEL, "operator": "In", "values": self.pools}]}
-                                    ]
-                                }
-                            }
-                        },
-                        "tolerations": tolerations,
-                        "containers": [self._container(args.version, mig)],
-                        "volumes": [
-                            {"name": "device-plugin", "hostPath": {"path": "/var/lib/kubelet/device-plugins"}},
-                            {"name": "mps-root", "hostPath": {"path": MPS_ROOT, "type": "DirectoryOrCreate"}},
-                            {"name": "mps-shm", "hostPath": {"path": f"{MPS_ROOT}/shm"}},
-                            {"name": "cdi-root", "hostPath": {"path": "/var/run/cdi", "type": "DirectoryOrCreate"}},
-                        ],
-                    },
-                },
-            },
+            metadata={"name": "nvidia-device-plugin", "namespace": namespace, "labels": daemonset_labels(name)},
+            spec=daemonset_spec(name, args.version, pools),
             opts=children.opts(),
         )
         self.register_outputs({"pools": self.pools})
-
-    @staticmethod
-    def _container(version: str, mig: bool) -> dict:
-        env = [{"name": "MPS_ROOT", "value": MPS_ROOT}]
-        if mig:
-            # "mixed" names each MIG slice (nvidia.com/mig-1g.10gb), matching GpuNodePool.gpu_resource_name.
-            env += [{"name": "MIG_STRATEGY", "value": "mixed"}, {"name": "NVIDIA_MIG_MONITOR_DEVICES", "value": "all"}]
-        env += [
-            {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
-            {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"},
-        ]
-        return {
-            "name": "nvidia-device-plugin-ctr",
-            "image": f"{IMAGE}:v{version}",
-            "imagePullPolicy": "IfNotPresent",
-            "command": ["nvidia-device-plugin"],
-            "env": env,
-            # The chart's rule (_helpers.tpl securityContext): SYS_ADMIN only where it must enumerate MIG
-            # devices, otherwise nothing at all. Never privileged.
-            "securityContext": (
-                {"capabilities": {"add": ["SYS_ADMIN"]}}
-                if mig
-                else {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
-            ),
-            "resources": {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": "256Mi"}},
-            "volumeMounts": [
-                {"name": "device-plugin", "mountPath": "/var/lib/kubelet/device-plugins"},
-                {"name": "mps-shm", "mountPath": "/dev/shm"},
-                {"name": "mps-root", "mountPath": "/mps"},
-                {"name": "cdi-root", "mountPath": "/var/run/cdi"},
-            ],
-        }

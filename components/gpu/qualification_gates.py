@@ -8,45 +8,22 @@ after a node-image update: Jobs are immutable, so a new run means new Jobs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 import pulumi
 import pulumi_kubernetes as k8s
 from pydantic import Field, field_validator
 
-from .._base import PACKAGE, Children, StrictModel, fail, validate_args
-from .dra_device_classes import DraDeviceClasses
-from .pod_contract import RdmaPodSpec
-from .rdma_network import RdmaNetwork
+from .._base import PACKAGE, Children, StrictModel, kubernetes_provider, raise_problems, validate_args
+from ..core.errors import FieldProblem
+from ..core.images import pin_problem
+from .gate_jobs import GATE_LABEL, GATES, Gate, GatePlan, script_files
+from .pools import GpuPool
 
-SCRIPTS = Path(__file__).with_name("gate_scripts")
-GATE_LABEL = "aks-gpu-inference/gate"
-
-
-@dataclass(frozen=True)
-class Gate:
-    number: int
-    slug: str
-    title: str
-    script: str
-    nodes: int
-    nics: str
-    """``one`` (the 1-NIC template) or ``all`` (the full-node template)."""
-    gpus: str
-    """``none``, ``one`` or ``all`` GPUs per pod."""
-    image: str
-    """Which image arg runs it: ``tools_image`` or ``nixl_image``."""
-
-
-GATES = [
-    Gate(1, "nic-isolation", "one-NIC DRA claim sees exactly one uverbs device", "uverbs.sh", 1, "one", "none", "tools_image"),
-    Gate(2, "full-node-nics", "full-node claim sees every NIC", "uverbs.sh", 1, "all", "none", "tools_image"),
-    Gate(3, "ib-write-bw", "two-node ib_write_bw over RC, no TCP fallback", "ib_write_bw.sh", 2, "one", "none", "tools_image"),
-    Gate(4, "nccl", "NCCL all-reduce with DMA-BUF and GDRDMA, zero wrong values", "nccl.sh", 2, "all", "one", "tools_image"),
-    Gate(5, "nixl", "NIXL transfer over UCX rc_mlx5, zero wrong values", "nixl.sh", 2, "all", "one", "nixl_image"),
-    Gate(6, "full-node-nccl", "full-node NCCL on all GPUs and rails", "nccl.sh", 2, "all", "all", "tools_image"),
-]
+if TYPE_CHECKING:
+    from ..context import ClusterContext
+    from .dra_device_classes import DraDeviceClasses
+    from .rdma_network import RdmaNetwork
 
 
 class QualificationGatesArgs(StrictModel):
@@ -75,10 +52,45 @@ class QualificationGatesArgs(StrictModel):
     @field_validator("tools_image", "nixl_image")
     @classmethod
     def _pinned(cls, image: str) -> str:
-        name = image.rsplit("/", 1)[-1]
-        if "@sha256:" not in image and (":" not in name or name.endswith(":latest")):
+        if pin_problem(image):
             raise ValueError("pin the image to a version tag or digest, so a gate result means the same thing next time")
         return image
+
+
+class NicNetwork(Protocol):
+    """What the gates read from the RDMA network (``RdmaNetwork`` has it)."""
+
+    namespace: str
+    nics: dict[str, int]
+    pools: dict[str, GpuPool]
+
+
+class GpuClaimTemplates(Protocol):
+    """What the gates read from the DRA GPU claims (``DraDeviceClasses`` has it)."""
+
+    namespace: str
+    templates: dict[str, str]
+
+
+def qualification_gates_problems(
+    args: QualificationGatesArgs, network: NicNetwork, gpu_claims: GpuClaimTemplates | None
+) -> list[FieldProblem]:
+    """Every reason the gates cannot run on ``args.pool`` of ``network``; empty if none."""
+    if args.pool not in network.nics:
+        return [FieldProblem("pool", args.pool, f"not an RDMA pool of the network; pools: {', '.join(network.nics)}")]
+    problems = []
+    if gpu_claims is not None:
+        needed = {"gpu-1", f"{args.pool}-gpus-full-node"}
+        if not needed <= set(gpu_claims.templates):
+            why = f"needs the DRA templates gpu-1 and {args.pool}-gpus-full-node (gpu_counts must include 1)"
+            problems.append(FieldProblem("gpu_claims", sorted(gpu_claims.templates), why))
+        if gpu_claims.namespace != network.namespace:
+            why = f"claim templates are namespaced: the GPU templates must live in the RDMA namespace {network.namespace!r}"
+            problems.append(FieldProblem("gpu_claims", gpu_claims.namespace, why))
+    if network.pools[args.pool].max_nodes < 2:
+        why = "gates 3-6 run across two nodes; give the pool count (or max_count) of at least 2"
+        problems.append(FieldProblem("pool", args.pool, why))
+    return problems
 
 
 class QualificationGates(pulumi.ComponentResource):
@@ -91,173 +103,78 @@ class QualificationGates(pulumi.ComponentResource):
         self,
         name: str,
         args: QualificationGatesArgs | dict,
-        network: RdmaNetwork,
-        provider: k8s.Provider,
-        gpu_claims: DraDeviceClasses | None = None,
         opts: pulumi.ResourceOptions | None = None,
+        *,
+        network: RdmaNetwork,
+        cluster: ClusterContext,
+        gpu_claims: DraDeviceClasses | None = None,
     ):
         """
         :param name: Logical name; children are named ``<name>-gate-<n>`` and so on.
         :param args: Settings, a ``QualificationGatesArgs`` or a dict of its fields.
-        :param network: The RdmaNetwork whose NIC claims the gates use; it needs a 1-NIC template.
-        :param provider: Kubernetes provider of the cluster.
+        :param opts: Standard Pulumi resource options; a Kubernetes ``provider`` here wins over the cluster's.
+            Children wait for its ``depends_on`` too (the namespace owner, the claim templates).
+        :param network: The RdmaNetwork whose NIC claims the gates use; gates 1 and 3 claim one NIC,
+            and the network makes that template for the gated pool if its args did not.
+        :param cluster: The cluster; its Kubernetes provider runs the Jobs.
         :param gpu_claims: DRA GPU claim templates, when GPUs are allocated through DRA; without it
             the gates request ``nvidia.com/gpu`` from the device plugin.
-        :param opts: Standard Pulumi resource options.
         """
         args = validate_args(QualificationGatesArgs, args, "QualificationGates", name)
-        if args.pool not in network.nics:
-            fail(
-                "QualificationGates",
-                name,
-                "pool",
-                args.pool,
-                f"not an RDMA pool of the network; pools: {', '.join(network.nics)}",
-            )
-        if 1 not in network.partial_templates[args.pool]:
-            fail(
-                "QualificationGates",
-                name,
-                "pool",
-                args.pool,
-                "gates 1 and 3 need a 1-NIC claim template: add 1 to the RdmaNetwork's partial_node_nics",
-            )
-        if gpu_claims is not None and (
-            "gpu-1" not in gpu_claims.templates or f"{args.pool}-gpus-full-node" not in gpu_claims.templates
-        ):
-            fail(
-                "QualificationGates",
-                name,
-                "gpu_claims",
-                sorted(gpu_claims.templates),
-                f"needs the DRA templates gpu-1 and {args.pool}-gpus-full-node (gpu_counts must include 1)",
-            )
-        if gpu_claims is not None and gpu_claims.namespace != network.namespace:
-            fail(
-                "QualificationGates",
-                name,
-                "gpu_claims",
-                gpu_claims.namespace,
-                f"claim templates are namespaced: the GPU templates must live in the RDMA namespace {network.namespace!r}",
-            )
-        if network.pools[args.pool].max_nodes < 2:
-            fail(
-                "QualificationGates",
-                name,
-                "pool",
-                args.pool,
-                "gates 3-6 run across two nodes; give the pool count (or max_count) of at least 2",
-            )
+        raise_problems("QualificationGates", name, qualification_gates_problems(args, network, gpu_claims))
         super().__init__(f"{PACKAGE}:index:QualificationGates", name, None, opts)
-        # Children wait for what the component waits for (the namespace owner, the claim templates).
-        child = Children(self, opts, provider).opts()
-        namespace = network.namespace
+        network.nic_template(args.pool, 1)  # gates 1 and 3 claim one NIC
+        child = Children(self, opts, kubernetes_provider(opts, cluster.provider)).opts()
         pool = network.pools[args.pool]
-        rail_gbps = pool.sku.infiniband_gbps
-        min_gbps = args.min_gbps_per_rail or 0.75 * rail_gbps
-
-        scripts_name = f"{name}-scripts-{args.run}"
+        plan = GatePlan(
+            name=name,
+            namespace=network.namespace,
+            run=args.run,
+            nics=network.nics[args.pool],
+            gpus_per_node=pool.gpus_per_node,
+            gpu_resource=pool.gpu_resource_name,
+            min_gbps=args.min_gbps_per_rail or 0.75 * pool.sku.infiniband_gbps,
+            timeout_minutes=args.timeout_minutes,
+        )
         scripts = k8s.core.v1.ConfigMap(
             f"{name}-scripts",
-            metadata={"name": scripts_name, "namespace": namespace},
-            data={p.name: p.read_text() for p in sorted(SCRIPTS.iterdir()) if p.suffix in (".sh", ".py")},
+            metadata={"name": plan.scripts, "namespace": plan.namespace},
+            data=script_files(),
             opts=child,
         )
         service = k8s.core.v1.Service(
             f"{name}-peers",
-            metadata={"name": f"{name}-peers", "namespace": namespace},
+            metadata={"name": plan.service, "namespace": plan.namespace},
             # Headless: gives each Indexed Job pod a stable DNS name, <job>-<index>.<service>.
             spec={"clusterIP": "None", "selector": {GATE_LABEL: name}, "publishNotReadyAddresses": True},
             opts=child,
         )
+        job_opts = pulumi.ResourceOptions.merge(
+            child,
+            pulumi.ResourceOptions(
+                depends_on=[scripts, service], custom_timeouts=pulumi.CustomTimeouts(create=f"{args.timeout_minutes + 15}m")
+            ),
+        )
         self.jobs = {}
         for gate in GATES:
-            job_name = f"{name}-{gate.number}-{gate.slug}-{args.run}"
             contract = network.pod_spec(
                 args.pool,
                 nics=1 if gate.nics == "one" else None,
-                gpu_claim_template=self._gpu_template(gate, args.pool, gpu_claims),
+                gpu_claim_template=_gpu_template(gate, args.pool, gpu_claims),
             )
-            env = {
-                "GATE_JOB": job_name,
-                "GATE_SERVICE": f"{name}-peers",
-                "GATE_NAMESPACE": namespace,
-                "EXPECTED_UVERBS": str(1 if gate.nics == "one" else network.nics[args.pool]),
-                "MIN_GBPS": f"{min_gbps:g}",
-                "GPUS_PER_NODE": str(pool.gpus_per_node if gate.gpus == "all" else 1),
-                "EXPECTED_RAILS": str(network.nics[args.pool] if gate.gpus == "all" else 1),
-            }
             k8s.batch.v1.Job(
                 f"{name}-gate-{gate.number}",
-                metadata={
-                    "name": job_name,
-                    "namespace": namespace,
-                    "labels": {GATE_LABEL: name},
-                    "annotations": {"aks-gpu-inference/gate-title": gate.title},
-                },
-                spec=self._job_spec(
-                    name,
-                    job_name,
-                    gate,
-                    getattr(args, gate.image),
-                    contract,
-                    env,
-                    scripts_name,
-                    pool.gpu_resource_name,
-                    args.timeout_minutes,
-                ),
-                opts=pulumi.ResourceOptions.merge(
-                    child,
-                    pulumi.ResourceOptions(
-                        depends_on=[scripts, service],
-                        custom_timeouts=pulumi.CustomTimeouts(create=f"{args.timeout_minutes + 15}m"),
-                    ),
-                ),
+                metadata=plan.metadata(gate),
+                spec=plan.job_spec(gate, getattr(args, gate.image), contract),
+                opts=job_opts,
             )
-            self.jobs[f"gate-{gate.number}-{gate.slug}"] = job_name
-        self.verdict_command = (
-            f"kubectl -n {namespace} logs -l {GATE_LABEL}={name} --prefix --tail=-1 | grep -E 'GATE (PASS|FAIL)'"
-        )
+            self.jobs[f"gate-{gate.number}-{gate.slug}"] = plan.job_name(gate)
+        self.verdict_command = plan.verdict_command
         self.register_outputs({"jobs": self.jobs, "verdict_command": self.verdict_command})
 
-    @staticmethod
-    def _gpu_template(gate: Gate, pool: str, gpu_claims: DraDeviceClasses | None) -> str | None:
-        if gpu_claims is None or gate.gpus == "none":
-            return None
-        return "gpu-1" if gate.gpus == "one" else f"{pool}-gpus-full-node"
 
-    @staticmethod
-    def _job_spec(name, job_name, gate, image, contract: RdmaPodSpec, env, scripts_name, gpu_resource, timeout_minutes) -> dict:
-        container = {
-            "name": "gate",
-            "image": image,
-            "command": ["bash", f"/gates/{gate.script}"],
-            "env": [{"name": k, "value": v} for k, v in env.items()],
-            "volumeMounts": [{"name": "gates", "mountPath": "/gates", "readOnly": True}],
-        }
-        if gate.gpus != "none" and "gpus" not in contract.claims:
-            count = 1 if gate.gpus == "one" else int(env["GPUS_PER_NODE"])
-            container["resources"] = {"limits": {gpu_resource: count}}
-        pod = {
-            "restartPolicy": "Never",
-            "subdomain": f"{name}-peers",
-            "containers": [container],
-            "volumes": [{"name": "gates", "configMap": {"name": scripts_name}}],
-        }
-        if gate.nodes > 1:
-            # Two-node gates must cross the fabric: never both pods on one node.
-            pod["affinity"] = {
-                "podAntiAffinity": {
-                    "requiredDuringSchedulingIgnoredDuringExecution": [
-                        {"labelSelector": {"matchLabels": {"job-name": job_name}}, "topologyKey": "kubernetes.io/hostname"}
-                    ]
-                }
-            }
-        return {
-            "completionMode": "Indexed",
-            "completions": gate.nodes,
-            "parallelism": gate.nodes,
-            "backoffLimit": 0,
-            "activeDeadlineSeconds": timeout_minutes * 60,
-            "template": {"metadata": {"labels": {GATE_LABEL: name}}, "spec": contract.apply(pod)},
-        }
+def _gpu_template(gate: Gate, pool: str, gpu_claims: DraDeviceClasses | None) -> str | None:
+    """The DRA GPU claim template a gate's pods use, or None for none (or the device plugin)."""
+    if gpu_claims is None or gate.gpus == "none":
+        return None
+    return "gpu-1" if gate.gpus == "one" else f"{pool}-gpus-full-node"

@@ -4,41 +4,38 @@ template per pool, and the namespace RDMA workloads run in."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
 import pulumi
 import pulumi_kubernetes as k8s
 from pydantic import Field, field_validator
 
-from .._base import PACKAGE, StrictModel, fail, validate_args
-from ..azure.gpu_node_pool import AGENTPOOL_LABEL, GpuNodePool
+from .._base import PACKAGE, Children, StrictModel, kubernetes_provider, raise_problems, validate_args
+from ..core.errors import FieldProblem
+from ..core.labels import AGENTPOOL_LABEL, DRANET_DRIVER, POOL_ANNOTATION
+from ..core.labels import RDMA_DEVICE_CLASS as DEVICE_CLASS
+from ..core.names import DNS_LABEL
+from ..core.security import NODE_AGENT_LABELS
+from .dra_api import kubernetes_version_problems
 from .pod_contract import RdmaPodSpec
+from .pools import GpuPool, pool_affinity, pool_tolerations
+
+if TYPE_CHECKING:
+    from ..azure.gpu_node_pool import GpuNodePool
+    from ..context import ClusterContext
 
 DRANET_CHART = "oci://registry.k8s.io/networking/charts/dranet"
-DEVICE_CLASS = "dranet.net"
 # Seed 004 section 4: only RDMA-capable devices that the dra.net driver publishes.
-DEVICE_CLASS_CEL = 'device.driver == "dra.net" && device.attributes["dra.net"].rdma == true'
-POOL_ANNOTATION = "aks-gpu-inference/pool"
-"""Which pool a claim template is written for; the planner's satisfiability check reads it."""
-
-
-def min_kubernetes(version: str | None, component: str, name: str) -> None:
-    """DRA's resource.k8s.io/v1 API (DeviceClass, ResourceClaimTemplate) needs Kubernetes 1.34."""
-    if version is None:
-        return
-    major, minor = (int(part) for part in version.split(".")[:2])
-    if (major, minor) < (1, 34):
-        fail(
-            component,
-            name,
-            "kubernetes_version",
-            version,
-            "DRA with resource.k8s.io/v1 needs Kubernetes 1.34 or later; set cluster.kubernetes_version to 1.34",
-        )
+DEVICE_CLASS_CEL = f'device.driver == "{DRANET_DRIVER}" && device.attributes["{DRANET_DRIVER}"].rdma == true'
+NO_SCHEDULE = {"operator": "Exists", "effect": "NoSchedule"}
+"""The DRANET chart's own toleration: every NoSchedule taint."""
 
 
 class RdmaNetworkArgs(StrictModel):
     """DRANET and the NIC claims for RDMA pools."""
 
-    namespace: str = Field("llm-d-infra", pattern=r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+    namespace: str = Field("llm-d-infra", pattern=DNS_LABEL.pattern)
     """Namespace for RDMA workloads and their NIC claim templates. Default ``llm-d-infra`` (seed 004).
     It is labelled Pod Security ``privileged`` because "baseline" forbids IPC_LOCK; the policy pack's
     ipc-lock-without-privileged rule is the compensating control."""
@@ -50,8 +47,10 @@ class RdmaNetworkArgs(StrictModel):
     """DRANET image tag. Default ``v1.3.0``, matching the chart."""
 
     partial_node_nics: list[int] = Field(default_factory=list)
-    """Extra claim templates for fewer NICs than a full node, e.g. ``[1]`` for one-NIC isolation
-    tests. Default none: partial placement needs PCI/NUMA topology validation first (seed 004)."""
+    """Extra claim templates for fewer NICs than a full node, e.g. ``[2]``, made for every pool of the
+    network. Default none: partial placement needs PCI/NUMA topology validation first (seed 004). A
+    component that needs one more count asks ``RdmaNetwork.nic_template`` for it (the qualification
+    gates get their 1-NIC template that way), so it need not be listed here."""
 
     nics_per_node: dict[str, int] = Field(default_factory=dict)
     """The RDMA device count DRANET actually publishes per pool, if you recorded it (seed 004 section 4).
@@ -66,15 +65,77 @@ class RdmaNetworkArgs(StrictModel):
         return sorted(set(value))
 
 
+def rdma_network_problems(args: RdmaNetworkArgs, pools: Sequence[GpuPool], kubernetes_version: str | None) -> list[FieldProblem]:
+    """Every reason the network cannot serve ``pools`` on a cluster of ``kubernetes_version``; empty if none."""
+    problems = kubernetes_version_problems(kubernetes_version)
+    if not pools:
+        problems.append(FieldProblem("pools", [], "give at least one RDMA pool"))
+    for pool in pools:
+        problems += _pool_problems(args, pool)
+    names = [pool.pool_name for pool in pools]
+    unknown = sorted(set(args.nics_per_node) - set(names))
+    if pools and unknown:
+        problems.append(FieldProblem("nics_per_node", unknown, f"not RDMA pools of this network; pools: {', '.join(names)}"))
+    return problems
+
+
+def _pool_problems(args: RdmaNetworkArgs, pool: GpuPool) -> list[FieldProblem]:
+    sku = pool.sku
+    if not pool.rdma_capable:
+        why = f"{sku.name} is not RDMA-capable; RDMA sizes have 'r' among the capability letters, e.g. Standard_ND96isr_H100_v5"
+        return [FieldProblem("pools", pool.pool_name, why)]
+    problems = []
+    catalog_nics = sku.infiniband_nics
+    recorded = args.nics_per_node.get(pool.pool_name, catalog_nics)
+    if recorded != catalog_nics:
+        why = (
+            f"the catalog says {sku.name} has {catalog_nics} InfiniBand NICs; "
+            f"fix the catalog row (with its source) if DRANET really publishes {recorded}"
+        )
+        problems.append(FieldProblem(f"nics_per_node.{pool.pool_name}", recorded, why))
+    too_many = [n for n in args.partial_node_nics if n >= catalog_nics]
+    if too_many:
+        why = f"a partial claim on {pool.pool_name} ({sku.name}) must ask for fewer than its {catalog_nics} NICs"
+        problems.append(FieldProblem("partial_node_nics", too_many, why))
+    return problems
+
+
+def dranet_values(args: RdmaNetworkArgs, pools: Sequence[GpuPool]) -> dict[str, Any]:
+    """The DRANET chart's values: pinned image, placed on exactly the RDMA pools, tolerating their taints."""
+    names = sorted(pool.pool_name for pool in pools)
+    placement = {"nodeSelector": {AGENTPOOL_LABEL: names[0]}} if len(names) == 1 else {"affinity": pool_affinity(names)}
+    return {
+        "image": {"repository": "registry.k8s.io/networking/dranet", "tag": args.image_tag, "pullPolicy": "IfNotPresent"},
+        **placement,
+        # Keep the IPoIB interfaces on the host; DRANET injects the RDMA character devices.
+        "args": {"cloudProviderHint": "AZURE", "moveIBInterfaces": False},
+        "resources": {"requests": {"cpu": "100m", "memory": "50Mi"}, "limits": {"memory": "256Mi"}},
+        # The chart tolerates NoSchedule taints only; list the pools' own (Spot, NoExecute) too.
+        "tolerations": pool_tolerations(pools, NO_SCHEDULE),
+    }
+
+
+def nic_claim_spec(vm_size: str, count: int) -> dict[str, Any]:
+    """A ResourceClaimTemplate spec for ``count`` RDMA NICs of one VM size."""
+    request = {
+        "deviceClassName": DEVICE_CLASS,
+        "count": count,
+        # Seed 004: one template per VM size, pinned by DRANET's Azure attribute.
+        "selectors": [{"cel": {"expression": f'device.attributes["azure.dra.net"]["vmSize"] == "{vm_size}"'}}],
+    }
+    return {"spec": {"devices": {"requests": [{"name": "rdma-nics", "exactly": request}]}}}
+
+
 class RdmaNetwork(pulumi.ComponentResource):
     """DRANET, the ``dranet.net`` DeviceClass and NIC claim templates for one or more RDMA pools.
 
     ``pod_spec(pool)`` returns the pod-spec contract (claims, IPC_LOCK security context, UCX/NCCL
-    environment, node selector, tolerations) that every RDMA workload applies.
+    environment, node selector, tolerations) that every RDMA workload applies; ``nic_template``
+    gives a component the template for a NIC count of its own.
     """
 
     namespace: str
-    pools: dict[str, GpuNodePool]
+    pools: dict[str, GpuPool]
     full_node_templates: dict[str, str]
     partial_templates: dict[str, dict[int, str]]
     nics: dict[str, int]
@@ -83,104 +144,38 @@ class RdmaNetwork(pulumi.ComponentResource):
         self,
         name: str,
         args: RdmaNetworkArgs | dict,
-        pools: list[GpuNodePool],
-        provider: k8s.Provider,
-        kubernetes_version: str | None = None,
         opts: pulumi.ResourceOptions | None = None,
+        *,
+        pools: list[GpuNodePool],
+        cluster: ClusterContext,
     ):
         """
         :param name: Logical name; children are named ``<name>-dranet``, ``<name>-class`` and so on.
         :param args: DRANET settings, an ``RdmaNetworkArgs`` or a dict of its fields.
+        :param opts: Standard Pulumi resource options; a Kubernetes ``provider`` here wins over the cluster's.
         :param pools: The RDMA pools; each must be an RDMA-capable size.
-        :param provider: Kubernetes provider of the cluster (``AksCluster.provider``).
-        :param kubernetes_version: The cluster's Kubernetes version, if known; DRA needs 1.34.
-        :param opts: Standard Pulumi resource options.
+        :param cluster: The cluster: its Kubernetes provider, and its version (DRA needs 1.34).
         """
         args = validate_args(RdmaNetworkArgs, args, "RdmaNetwork", name)
-        min_kubernetes(kubernetes_version, "RdmaNetwork", name)
-        if not pools:
-            fail("RdmaNetwork", name, "pools", [], "give at least one RDMA pool")
-        self.nics = {}
-        for pool in pools:
-            if not pool.rdma_capable:
-                fail(
-                    "RdmaNetwork",
-                    name,
-                    "pools",
-                    pool.pool_name,
-                    f"{pool.sku.name} is not RDMA-capable; RDMA sizes have 'r' among the capability letters, e.g. Standard_ND96isr_H100_v5",
-                )
-            catalog_nics = pool.sku.infiniband_nics
-            recorded = args.nics_per_node.get(pool.pool_name, catalog_nics)
-            if recorded != catalog_nics:
-                fail(
-                    "RdmaNetwork",
-                    name,
-                    f"nics_per_node.{pool.pool_name}",
-                    recorded,
-                    f"the catalog says {pool.sku.name} has {catalog_nics} InfiniBand NICs; fix the catalog row (with its source) if DRANET really publishes {recorded}",
-                )
-            too_many = [n for n in args.partial_node_nics if n >= catalog_nics]
-            if too_many:
-                fail(
-                    "RdmaNetwork",
-                    name,
-                    "partial_node_nics",
-                    too_many,
-                    f"a partial claim on {pool.pool_name} ({pool.sku.name}) must ask for fewer than its {catalog_nics} NICs",
-                )
-            self.nics[pool.pool_name] = catalog_nics
-        unknown = sorted(set(args.nics_per_node) - set(self.nics))
-        if unknown:
-            fail("RdmaNetwork", name, "nics_per_node", unknown, f"not RDMA pools of this network; pools: {', '.join(self.nics)}")
+        raise_problems("RdmaNetwork", name, rdma_network_problems(args, pools, cluster.kubernetes_version))
         super().__init__(f"{PACKAGE}:index:RdmaNetwork", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self, provider=provider)
-
+        child = Children(self, opts, kubernetes_provider(opts, cluster.provider)).opts()
+        self._name = name
         self.namespace = args.namespace
         self.pools = {pool.pool_name: pool for pool in pools}
+        self.nics = {pool.pool_name: pool.sku.infiniband_nics for pool in pools}
         namespace = k8s.core.v1.Namespace(
             f"{name}-namespace",
-            metadata={
-                "name": args.namespace,
-                "labels": {
-                    # Baseline forbids IPC_LOCK; ipc-lock-without-privileged keeps privileged pods out.
-                    "pod-security.kubernetes.io/enforce": "privileged",
-                    "pod-security.kubernetes.io/warn": "baseline",
-                    "aks-gpu-inference/rdma": "true",
-                },
-            },
+            # Baseline forbids IPC_LOCK; ipc-lock-without-privileged keeps privileged pods out.
+            metadata={"name": args.namespace, "labels": {**NODE_AGENT_LABELS, "aks-gpu-inference/rdma": "true"}},
             opts=child,
-        )
-        pool_names = sorted(self.nics)
-        placement = (
-            {"nodeSelector": {AGENTPOOL_LABEL: pool_names[0]}}
-            if len(pool_names) == 1
-            else {
-                "affinity": {
-                    "nodeAffinity": {
-                        "requiredDuringSchedulingIgnoredDuringExecution": {
-                            "nodeSelectorTerms": [
-                                {"matchExpressions": [{"key": AGENTPOOL_LABEL, "operator": "In", "values": pool_names}]}
-                            ]
-                        }
-                    }
-                }
-            }
         )
         self.release = k8s.helm.v4.Chart(
             f"{name}-dranet",
             chart=DRANET_CHART,
             version=args.chart_version,
             namespace="kube-system",
-            values={
-                "image": {"repository": "registry.k8s.io/networking/dranet", "tag": args.image_tag, "pullPolicy": "IfNotPresent"},
-                **placement,
-                # Keep the IPoIB interfaces on the host; DRANET injects the RDMA character devices.
-                "args": {"cloudProviderHint": "AZURE", "moveIBInterfaces": False},
-                "resources": {"requests": {"cpu": "100m", "memory": "50Mi"}, "limits": {"memory": "256Mi"}},
-                # The chart tolerates NoSchedule taints only; list the pools' own (Spot, NoExecute) too.
-                "tolerations": _dranet_tolerations(pools),
-            },
+            values=dranet_values(args, pools),
             opts=child,
         )
         self.device_class = k8s.resource.v1.DeviceClass(
@@ -189,50 +184,46 @@ class RdmaNetwork(pulumi.ComponentResource):
             spec={"selectors": [{"cel": {"expression": DEVICE_CLASS_CEL}}]},
             opts=child,
         )
-        templates_opts = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[namespace, self.device_class]))
+        self._templates_opts = pulumi.ResourceOptions.merge(
+            child, pulumi.ResourceOptions(depends_on=[namespace, self.device_class])
+        )
         self.full_node_templates, self.partial_templates = {}, {}
-        for pool_name in pool_names:
-            vm_size = self.pools[pool_name].sku.name
-            self.full_node_templates[pool_name] = self._template(
-                name, pool_name, vm_size, self.nics[pool_name], "full-node", templates_opts
-            )
-            self.partial_templates[pool_name] = {
-                n: self._template(name, pool_name, vm_size, n, f"{n}-nic", templates_opts) for n in args.partial_node_nics
-            }
+        for pool in sorted(self.nics):
+            self.full_node_templates[pool] = self._template(pool, self.nics[pool], "full-node")
+            self.partial_templates[pool] = {n: self._template(pool, n, f"{n}-nic") for n in args.partial_node_nics}
         self.register_outputs({"namespace": self.namespace, "full_node_templates": self.full_node_templates})
 
-    def _template(self, name: str, pool: str, vm_size: str, count: int, suffix: str, opts: pulumi.ResourceOptions) -> str:
+    def _template(self, pool: str, count: int, suffix: str) -> str:
         template_name = f"{pool}-rdma-{suffix}"
         k8s.resource.v1.ResourceClaimTemplate(
-            f"{name}-{template_name}",
+            f"{self._name}-{template_name}",
             metadata={"name": template_name, "namespace": self.namespace, "annotations": {POOL_ANNOTATION: pool}},
-            spec={
-                "spec": {
-                    "devices": {
-                        "requests": [
-                            {
-                                "name": "rdma-nics",
-                                "exactly": {
-                                    "deviceClassName": DEVICE_CLASS,
-                                    "count": count,
-                                    # Seed 004: one template per VM size, pinned by DRANET's Azure attribute.
-                                    "selectors": [
-                                        {"cel": {"expression": f'device.attributes["azure.dra.net"]["vmSize"] == "{vm_size}"'}}
-                                    ],
-                                },
-                            }
-                        ]
-                    }
-                }
-            },
-            opts=opts,
+            spec=nic_claim_spec(self.pools[pool].sku.name, count),
+            opts=self._templates_opts,
         )
         return template_name
 
-    def pod_spec(self, pool: str, nics: int | None = None, gpu_claim_template: str | None = None) -> RdmaPodSpec:
-        """The RDMA pod contract for ``pool``: all its NICs by default, or a partial template's ``nics``."""
+    def _require_pool(self, pool: str) -> None:
         if pool not in self.nics:
             raise ValueError(f"{pool!r} is not an RDMA pool of this network; pools: {', '.join(self.nics)}")
+
+    def nic_template(self, pool: str, nics: int) -> str:
+        """The claim template for ``nics`` NICs of ``pool``: the full-node one, a configured partial one,
+        or one made now, named and parented like those of ``partial_node_nics`` (``<pool>-rdma-<n>-nic``)."""
+        self._require_pool(pool)
+        if nics == self.nics[pool]:
+            return self.full_node_templates[pool]
+        if not 1 <= nics < self.nics[pool]:
+            raise ValueError(f"a partial claim on {pool} asks for 1 to {self.nics[pool] - 1} NICs, not {nics}")
+        partial = self.partial_templates[pool]
+        if nics not in partial:
+            partial[nics] = self._template(pool, nics, f"{nics}-nic")
+            self.partial_templates[pool] = dict(sorted(partial.items()))
+        return partial[nics]
+
+    def pod_spec(self, pool: str, nics: int | None = None, gpu_claim_template: str | None = None) -> RdmaPodSpec:
+        """The RDMA pod contract for ``pool``: all its NICs by default, or an existing partial template's ``nics``."""
+        self._require_pool(pool)
         if nics is None or nics == self.nics[pool]:
             template = self.full_node_templates[pool]
         elif nics in self.partial_templates[pool]:
@@ -244,11 +235,3 @@ class RdmaNetwork(pulumi.ComponentResource):
             claims["gpus"] = gpu_claim_template
         source = self.pools[pool]
         return RdmaPodSpec(claims=claims, node_selector=dict(source.node_selector), tolerations=list(source.tolerations))
-
-
-def _dranet_tolerations(pools: list[GpuNodePool]) -> list[dict]:
-    """The chart tolerates NoSchedule taints only; add the pools' others (NoExecute, PreferNoSchedule) once each."""
-    result = [{"operator": "Exists", "effect": "NoSchedule"}]
-    for pool in pools:
-        result += [t for t in pool.tolerations if t.get("effect") != "NoSchedule" and t not in result]
-    return result

@@ -18,11 +18,12 @@ import pytest
 import yaml
 
 from components.core import catalog
-from components.gpu.dra_device_classes import GPU_CLASS, MIG_CLASS, mig_profile_cel, model_class_cel, model_class_name
-from components.gpu.rdma_network import DEVICE_CLASS, DEVICE_CLASS_CEL
+from components.core.labels import GPU_DEVICE_CLASS, MIG_DEVICE_CLASS, NVIDIA_DRA_DRIVER, RDMA_DEVICE_CLASS
+from components.gpu.dra_manifests import mig_profile_cel, model_class_cel, model_class_name
+from components.gpu.rdma_network import DEVICE_CLASS_CEL
 from planner.claims import CHART_CLASSES, Selector, SimPool, cel_devices, node_slices
 from planner.render import plain
-from tests.conftest import run_stack, stack_config
+from tests.conftest import planned_stack
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "resourceslices"
 SLICES = {path.name: yaml.safe_load(path.read_text()) for path in sorted(FIXTURES.glob("*.yaml"))}
@@ -101,7 +102,7 @@ def select(expressions: list[str], devices: dict[str, dict] | None = None) -> se
 @pytest.fixture(scope="module")
 def prod_cel() -> dict[str, list[str]]:
     """The CEL the prod stack renders: DeviceClass name -> selectors, template name -> request selectors."""
-    run = run_stack(stack_config("prod"), "prod")
+    run = planned_stack("prod")
     rendered: dict[str, list[str]] = {}
     for r in run.resources:
         inputs = plain(r.inputs)
@@ -171,9 +172,9 @@ def test_cel_devices_reads_short_names_in_the_driver_domain_and_qualified_names_
         "numaNode": 0,
     }
     assert nic["attributes"]["azure.dra.net"]["vmSize"] == H100_SIZE
-    assert nic["attributes"][GPU_CLASS] == {}, "a domain the device does not publish reads as an empty map"
+    assert nic["attributes"][NVIDIA_DRA_DRIVER] == {}, "a domain the device does not publish reads as an empty map"
     mig = DEVICES[f"{A100_NODE}/gpu-2-mig-19-6-1"]
-    assert mig["attributes"][GPU_CLASS]["profile"] == "1g.5gb" and mig["attributes"][GPU_CLASS]["type"] == "mig"
+    assert mig["attributes"][NVIDIA_DRA_DRIVER]["profile"] == "1g.5gb" and mig["attributes"][NVIDIA_DRA_DRIVER]["type"] == "mig"
     assert DEVICES[f"{FPGA_NODE}/fpga-0"]["attributes"]["fpga.example.com"]["type"] == "gpu"
 
 
@@ -192,7 +193,7 @@ def test_a_broken_expression_does_not_compile():
 
 def test_every_expression_the_prod_stack_renders_compiles(prod_cel):
     assert set(prod_cel) == {
-        f"class {DEVICE_CLASS}",
+        f"class {RDMA_DEVICE_CLASS}",
         "class gpu-h100-80gb",
         "template h100-rdma-full-node/rdma-nics",
         "template h100-rdma-1-nic/rdma-nics",
@@ -211,8 +212,8 @@ def test_chart_class_compiles(name):
     compiles(CHART_CLASSES[name])
 
 
-@pytest.mark.parametrize(("model", "product_names"), GPU_MODELS, ids=[m for m, _ in GPU_MODELS])
-def test_model_class_compiles_for_every_catalog_model(model, product_names):
+@pytest.mark.parametrize("product_names", [names for _, names in GPU_MODELS], ids=[m for m, _ in GPU_MODELS])
+def test_model_class_compiles_for_every_catalog_model(product_names):
     compiles(model_class_cel(product_names))
 
 
@@ -225,7 +226,7 @@ def test_mig_profile_selector_compiles_for_every_catalog_slice(profile):
 
 
 def test_rendered_selectors_are_the_seed_and_component_ones(prod_cel):
-    assert prod_cel[f"class {DEVICE_CLASS}"] == [DEVICE_CLASS_CEL]
+    assert prod_cel[f"class {RDMA_DEVICE_CLASS}"] == [DEVICE_CLASS_CEL]
     assert prod_cel["class gpu-h100-80gb"] == [model_class_cel(["NVIDIA H100 80GB HBM3"])]
     assert prod_cel["template h100-rdma-full-node/rdma-nics"] == [
         f'device.attributes["azure.dra.net"]["vmSize"] == "{H100_SIZE}"'
@@ -234,14 +235,14 @@ def test_rendered_selectors_are_the_seed_and_component_ones(prod_cel):
 
 
 def test_dranet_class_selects_the_infiniband_nics_only(prod_cel):
-    (expression,) = prod_cel[f"class {DEVICE_CLASS}"]
+    (expression,) = prod_cel[f"class {RDMA_DEVICE_CLASS}"]
     chosen = select([expression])
     assert chosen == H100_NICS | A100_NICS
     assert not chosen & (ETH0S | H100_GPUS | A100_MIGS | FPGAS), "not eth0 (rdma false), GPUs, or the FPGA's own rdma attribute"
 
 
 def test_vm_size_selector_with_the_class_selects_one_size(prod_cel):
-    (dranet,) = prod_cel[f"class {DEVICE_CLASS}"]
+    (dranet,) = prod_cel[f"class {RDMA_DEVICE_CLASS}"]
     (h100,) = prod_cel["template h100-rdma-full-node/rdma-nics"]
     assert select([dranet, h100]) == H100_NICS
     assert h100.count(H100_SIZE) == 1
@@ -259,22 +260,22 @@ def test_vm_size_selector_relies_on_the_class_to_narrow(prod_cel):
 
 
 def test_chart_gpu_class_selects_whole_gpus_only():
-    assert select([CHART_CLASSES[GPU_CLASS]]) == H100_GPUS, "no MIG device, no FPGA with type 'gpu'"
+    assert select([CHART_CLASSES[GPU_DEVICE_CLASS]]) == H100_GPUS, "no MIG device, no FPGA with type 'gpu'"
 
 
 def test_chart_mig_class_selects_mig_devices_only():
-    assert select([CHART_CLASSES[MIG_CLASS]]) == A100_MIGS
+    assert select([CHART_CLASSES[MIG_DEVICE_CLASS]]) == A100_MIGS
 
 
 @pytest.mark.parametrize("profile", MIG_SLICES)
 def test_mig_class_and_profile_select_exactly_that_profile(profile):
     expected = A100_MIGS if profile == "1g.5gb" else set()
-    assert select([CHART_CLASSES[MIG_CLASS], mig_profile_cel(profile)]) == expected
+    assert select([CHART_CLASSES[MIG_DEVICE_CLASS], mig_profile_cel(profile)]) == expected
 
 
 def test_mig_profile_examples():
-    assert len(select([CHART_CLASSES[MIG_CLASS], mig_profile_cel("1g.5gb")])) == 56
-    assert select([CHART_CLASSES[MIG_CLASS], mig_profile_cel("1g.10gb")]) == set()
+    assert len(select([CHART_CLASSES[MIG_DEVICE_CLASS], mig_profile_cel("1g.5gb")])) == 56
+    assert select([CHART_CLASSES[MIG_DEVICE_CLASS], mig_profile_cel("1g.10gb")]) == set()
 
 
 def test_rendered_h100_model_class_selects_h100_gpus(prod_cel):
@@ -304,7 +305,7 @@ def test_simulated_slices_validate_and_follow_the_catalog(vm_size, mig):
         names = [d["name"] for d in obj["spec"]["devices"]]
         assert len(names) == len(set(names))
     by_driver = {s["spec"]["driver"]: s["spec"]["devices"] for s in slices}
-    assert set(by_driver) == {d for d, on in (("dra.net", sku.rdma), (GPU_CLASS, sku.gpu_vendor == "nvidia")) if on}
+    assert set(by_driver) == {d for d, on in (("dra.net", sku.rdma), (NVIDIA_DRA_DRIVER, sku.gpu_vendor == "nvidia")) if on}
 
     if sku.rdma:
         devices = cel_devices([s for s in slices if s["spec"]["driver"] == "dra.net"])
@@ -314,16 +315,16 @@ def test_simulated_slices_validate_and_follow_the_catalog(vm_size, mig):
         assert {d["attributes"]["azure.dra.net"]["vmSize"] for d in devices} == {vm_size}
 
     if sku.gpu_vendor == "nvidia":
-        gpus = [d["attributes"] for d in cel_devices([s for s in slices if s["spec"]["driver"] == GPU_CLASS])]
-        assert {g[GPU_CLASS]["productName"] for g in gpus} <= set(sku.product_names)
+        gpus = [d["attributes"] for d in cel_devices([s for s in slices if s["spec"]["driver"] == NVIDIA_DRA_DRIVER])]
+        assert {g[NVIDIA_DRA_DRIVER]["productName"] for g in gpus} <= set(sku.product_names)
         if mig is None:
-            assert len(gpus) == sku.gpus and {g[GPU_CLASS]["type"] for g in gpus} == {"gpu"}
+            assert len(gpus) == sku.gpus and {g[NVIDIA_DRA_DRIVER]["type"] for g in gpus} == {"gpu"}
         else:
             per_gpu = catalog.mig_slices_per_gpu(mig)
             assert len(gpus) == sku.gpus * per_gpu
-            assert {g[GPU_CLASS]["type"] for g in gpus} == {"mig"}
-            assert {g[GPU_CLASS]["profile"] for g in gpus} == {sku.mig_profiles[mig]}
-            parents = [g[GPU_CLASS]["parentUUID"] for g in gpus]
+            assert {g[NVIDIA_DRA_DRIVER]["type"] for g in gpus} == {"mig"}
+            assert {g[NVIDIA_DRA_DRIVER]["profile"] for g in gpus} == {sku.mig_profiles[mig]}
+            parents = [g[NVIDIA_DRA_DRIVER]["parentUUID"] for g in gpus]
             assert len(set(parents)) == sku.gpus and all(parents.count(p) == per_gpu for p in set(parents))
 
 
@@ -340,14 +341,14 @@ def test_simulation_agrees_with_the_fixture_nodes(prod_cel, node, vm_size, mig, 
     sku = catalog.get_sku(vm_size)
     simulated = as_devices(node_slices(SimPool("p1", vm_size, mig, dranet=sku.rdma, gpu_driver=gpu_driver)))
     real = {k: v for k, v in DEVICES.items() if k.startswith(f"{node}/")}
-    (dranet,) = prod_cel[f"class {DEVICE_CLASS}"]
+    (dranet,) = prod_cel[f"class {RDMA_DEVICE_CLASS}"]
     (vm_selector,) = prod_cel["template h100-rdma-full-node/rdma-nics"]
     cases = [
         [dranet],
         [dranet, vm_selector.replace(H100_SIZE, vm_size)],
-        [CHART_CLASSES[GPU_CLASS]],
-        [CHART_CLASSES[MIG_CLASS]],
-        [CHART_CLASSES[MIG_CLASS], mig_profile_cel("1g.5gb")],
+        [CHART_CLASSES[GPU_DEVICE_CLASS]],
+        [CHART_CLASSES[MIG_DEVICE_CLASS]],
+        [CHART_CLASSES[MIG_DEVICE_CLASS], mig_profile_cel("1g.5gb")],
         [model_class_cel(sku.product_names)],
     ]
     for expressions in cases:

@@ -1,12 +1,16 @@
 """DraDeviceClasses under mocks: the NVIDIA GPU DRA driver, per-model DeviceClasses from the
 catalog, claim templates, the optional GPU Operator, and every combination it refuses."""
 
+import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
-from components import DraDeviceClasses, GpuNodePool
+from components import DraDeviceClasses, DraDeviceClassesArgs, GpuNodePool
 from components.core import catalog
-from tests.conftest import cluster_context, of_type, refusal_message, run_components
+from components.gpu.dra_device_classes_args import dra_device_classes_problems
+from components.gpu.dra_manifests import count_claim, dra_driver_values, full_node_claim, gpu_operator_values, mig_claim
+from tests.components.gpu_pools import pool_facts
+from tests.conftest import cluster_context, of_type, one, refusal_message, run_components
 
 H100 = "Standard_ND96isr_H100_v5"
 A100 = "Standard_NC24ads_A100_v4"
@@ -20,9 +24,9 @@ H100_POOL = {"name": "h100", "vm_size": H100}
 
 def dra_program(holder: dict, args=None, pools=(H100_POOL,), version="1.34"):
     def program():
-        provider = k8s.Provider("k8s", kubeconfig="x")
+        cluster = cluster_context(provider=k8s.Provider("k8s", kubeconfig="x"), kubernetes_version=version)
         built = [GpuNodePool(p["name"], p, cluster=cluster_context("aks-test", "rg-test")) for p in pools]
-        holder["dra"] = DraDeviceClasses("dra", args or {}, built, provider, kubernetes_version=version)
+        holder["dra"] = DraDeviceClasses("dra", args or {}, pools=built, cluster=cluster)
 
     return program
 
@@ -336,3 +340,90 @@ def test_mixed_driver_roots_are_refused_even_when_the_dra_driver_is_already_inst
     # One gpu_operator setting cannot suit an 'aks' pool and a 'none' pool at once.
     message = refused(dra_program({}, {"install_driver": False, "gpu_operator": {"driver": False}}, (H100_POOL, NONE_POOL)))
     assert MIXED_ROOTS in message
+
+
+def test_children_wait_for_the_components_dependencies_and_use_its_provider():
+    def program():
+        pool = GpuNodePool("h100", H100_POOL, cluster=cluster_context("aks-test", "rg-test"))
+        chosen = k8s.Provider("chosen", kubeconfig="y")
+        first = k8s.core.v1.ConfigMap("first", metadata={"name": "first"}, opts=pulumi.ResourceOptions(provider=chosen))
+        DraDeviceClasses(
+            "dra",
+            {},
+            pulumi.ResourceOptions(providers=[chosen], depends_on=[first]),
+            pools=[pool],
+            cluster=cluster_context(kubernetes_version="1.34"),
+        )
+
+    run = run_components(program)
+    chosen, first = one(run, "pulumi:providers:kubernetes"), one(run, "core/v1:ConfigMap")
+    children = [r for r in run.resources if r.parent.endswith(":DraDeviceClasses::dra")]
+    assert len(children) == 6
+    assert all(r.options["provider"] == chosen.urn and first.urn in r.options["dependsOn"] for r in children)
+
+
+# ---- the pure pieces, without the engine -------------------------------------------------------
+
+
+def test_every_problem_is_reported_at_once():
+    args = DraDeviceClassesArgs(gpu_counts=[16], gpu_operator={"driver": True, "device_plugin": True, "mig_strategy": "single"})
+    pools = [pool_facts(), pool_facts("h100mig", mig_profile="MIG1g")]
+    problems = dra_device_classes_problems(args, pools, "1.33")
+    assert [p.field for p in problems] == [
+        "kubernetes_version",
+        "gpu_operator.driver",
+        "gpu_operator.driver",
+        "gpu_operator.mig_strategy",
+        "gpu_operator.device_plugin",
+        "gpu_counts",
+    ]
+    assert [p.problem.split(" already")[0] for p in problems[1:3]] == ["pool h100", "pool h100mig"]
+
+
+def test_an_amd_pool_gets_no_nvidia_driver_advice():
+    problems = dra_device_classes_problems(
+        DraDeviceClassesArgs(gpu_counts=[]), [pool_facts("mi300x", MI300X, driver="none")], None
+    )
+    assert [p.field for p in problems] == ["pools"]
+
+
+def test_no_pools_is_one_problem():
+    assert [str(p) for p in dra_device_classes_problems(DraDeviceClassesArgs(), [], "1.34")] == [
+        "pools=[]: give at least one NVIDIA GPU pool"
+    ]
+
+
+def test_mixed_driver_roots_are_one_problem_without_per_pool_advice():
+    pools = [pool_facts(), pool_facts("h100n", driver="none")]
+    for operator in (None, {}, {"driver": False}):
+        problems = dra_device_classes_problems(DraDeviceClassesArgs(gpu_operator=operator), pools, "1.34")
+        assert [str(p) for p in problems] == [MIXED_ROOTS]
+
+
+def test_good_input_has_no_problems():
+    none_pool = pool_facts("h100n", driver="none")
+    assert dra_device_classes_problems(DraDeviceClassesArgs(gpu_counts=[1, 8]), [pool_facts()], "1.34") == []
+    assert dra_device_classes_problems(DraDeviceClassesArgs(gpu_operator={}), [none_pool], None) == []
+
+
+def test_claims_and_chart_values_from_pool_facts():
+    h100, mig = pool_facts(), pool_facts("h100mig", mig_profile="MIG3g", spot=True)
+    full = full_node_claim(h100, "gpu-h100-80gb")
+    assert (full.template, full.description, full.metadata("ns")) == (
+        "h100-gpus-full-node",
+        "8 x gpu-h100-80gb",
+        {"name": "h100-gpus-full-node", "namespace": "ns", "annotations": {"aks-gpu-inference/pool": "h100"}},
+    )
+    assert count_claim(2).spec() == {
+        "spec": {"devices": {"requests": [{"name": "gpus", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 2}}]}}
+    }
+    assert mig_claim(mig).template == "h100mig-mig-3g-40gb"
+    values = dra_driver_values("/", [mig, h100])
+    assert values["kubeletPlugin"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] == {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": AGENTPOOL, "operator": "In", "values": ["h100", "h100mig"]}]}]
+    }
+    spot = {"key": "kubernetes.azure.com/scalesetpriority", "operator": "Equal", "value": "spot", "effect": "NoSchedule"}
+    assert values["kubeletPlugin"]["tolerations"] == [NVIDIA_TAINT, SKU_GPU, spot]
+    operator = DraDeviceClassesArgs(gpu_operator={"driver": False}).gpu_operator
+    assert gpu_operator_values(operator, [h100])["migManager"] == {"enabled": False}
+    assert gpu_operator_values(operator, [h100, mig])["migManager"] == {"enabled": True}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from components.gpu.qualification_gates import GATES, SCRIPTS
+from components.gpu.gate_jobs import GATES, SCRIPTS
 
 BASH = shutil.which("bash")
 # The real tools the scripts use besides the fakes; nothing else from the host PATH is visible.

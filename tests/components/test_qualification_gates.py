@@ -1,22 +1,26 @@
 """QualificationGates under mocks: seed 004 section 7's six gates as Indexed Jobs carrying the
 RDMA pod contract, and the whole prod stack validated object by object against Kubernetes 1.34."""
 
+from dataclasses import dataclass
+
 import kubernetes_validate
 import pulumi_kubernetes as k8s
 import pytest
 
-from components import DraDeviceClasses, GpuNodePool, QualificationGates, RdmaNetwork
-from components.gpu.qualification_gates import SCRIPTS
+from components import DraDeviceClasses, GpuNodePool, QualificationGates, QualificationGatesArgs, RdmaNetwork
+from components.gpu.gate_jobs import GATES, SCRIPTS, GatePlan
+from components.gpu.pod_contract import RdmaPodSpec
+from components.gpu.qualification_gates import qualification_gates_problems
 from planner.render import kubernetes_object
+from tests.components.gpu_pools import pool_facts
 from tests.conftest import (
     cluster_context,
     is_custom_resource,
     of_type,
     one,
+    planned_stack,
     refusal_message,
     run_components,
-    run_stack,
-    stack_config,
 )
 
 H100 = "Standard_ND96isr_H100_v5"
@@ -36,26 +40,33 @@ ONE_NIC_GATES = {1, 3}
 TWO_NODE_GATES = {3, 4, 5, 6}
 
 
+def k8s_cluster():
+    """The cluster context with a Kubernetes provider (named ``k8s``), on Kubernetes 1.34."""
+    return cluster_context(provider=k8s.Provider("k8s", kubeconfig="x"), kubernetes_version="1.34")
+
+
 def gates_program(holder: dict, args=None, network_args=None, dra_args=None, pools=("h100",), pool_args=None):
     """Pools (two nodes each unless ``pool_args`` says otherwise), an RdmaNetwork (1-NIC template by
     default), optional DRA claims, then the gates."""
 
     def program():
-        provider = k8s.Provider("k8s", kubeconfig="x")
+        cluster = k8s_cluster()
         sizing = {"count": 2} if pool_args is None else pool_args
         built = [
             GpuNodePool(p, {"name": p, "vm_size": H100, "rdma": True, **sizing}, cluster=cluster_context("aks-test", "rg-test"))
             for p in pools
         ]
         network = RdmaNetwork(
-            "rdma", {"partial_node_nics": [1]} if network_args is None else network_args, built, provider, "1.34"
+            "rdma", {"partial_node_nics": [1]} if network_args is None else network_args, pools=built, cluster=cluster
         )
         dra = None
         if dra_args is not None:
             dra = DraDeviceClasses(
-                "dra", {"namespace": network.namespace, "create_namespace": False, **dra_args}, built, provider
+                "dra", {"namespace": network.namespace, "create_namespace": False, **dra_args}, pools=built, cluster=cluster
             )
-        holder["gates"] = QualificationGates("qualify", {"pool": pools[0], **(args or {})}, network, provider, dra)
+        holder["gates"] = QualificationGates(
+            "qualify", {"pool": pools[0], **(args or {})}, network=network, cluster=cluster, gpu_claims=dra
+        )
 
     return program
 
@@ -237,6 +248,82 @@ def test_gates_on_the_second_pool_of_a_network():
     assert pod["resourceClaims"] == [{"name": "rdma-nics", "resourceClaimTemplateName": "h100b-rdma-full-node"}]
 
 
+def test_the_gates_get_their_one_nic_template_from_the_network():
+    # The network's args ask for no partial template: the gates have the network make theirs, for
+    # the gated pool only, named and parented as if partial_node_nics had listed 1.
+    gates_alone, run = build(network_args={}, pools=("h100", "h100b"))
+    _, configured = build(network_args={"partial_node_nics": [1]})
+    made = {r.name: r for r in of_type(run, "ResourceClaimTemplate")}
+    assert set(made) == {"rdma-h100-rdma-full-node", "rdma-h100b-rdma-full-node", "rdma-h100-rdma-1-nic"}
+    listed = next(r for r in of_type(configured, "ResourceClaimTemplate") if r.name == "rdma-h100-rdma-1-nic")
+    one_nic = made["rdma-h100-rdma-1-nic"]
+    assert (one_nic.urn, one_nic.parent, one_nic.inputs) == (listed.urn, listed.parent, listed.inputs)
+    for number in ONE_NIC_GATES:
+        claims = pod_of(jobs_by_gate(run)[number])["resourceClaims"]
+        assert claims == [{"name": "rdma-nics", "resourceClaimTemplateName": "h100-rdma-1-nic"}]
+    assert len(gates_alone.jobs) == 6
+
+
+# ---- the pure pieces, without the engine -------------------------------------------------------
+
+
+@dataclass
+class Network:
+    """What the gates read from an RdmaNetwork."""
+
+    namespace: str
+    nics: dict
+    pools: dict
+
+
+@dataclass
+class Claims:
+    """What the gates read from DraDeviceClasses."""
+
+    namespace: str
+    templates: dict
+
+
+def network_of(*pools) -> Network:
+    return Network("llm-d-infra", {p.pool_name: p.sku.infiniband_nics for p in pools}, {p.pool_name: p for p in pools})
+
+
+def test_every_problem_is_reported_at_once():
+    network = network_of(pool_facts(rdma=True, count=1))
+    problems = qualification_gates_problems(QualificationGatesArgs(pool="h100"), network, Claims("gpu-inference", {"gpu-8": ""}))
+    assert [str(p) for p in problems] == [
+        "gpu_claims=['gpu-8']: needs the DRA templates gpu-1 and h100-gpus-full-node (gpu_counts must include 1)",
+        "gpu_claims='gpu-inference': claim templates are namespaced: the GPU templates must live in the RDMA "
+        "namespace 'llm-d-infra'",
+        f"pool='h100': {TWO_NODES}",
+    ]
+
+
+def test_an_unknown_pool_is_the_only_problem():
+    problems = qualification_gates_problems(QualificationGatesArgs(pool="h200"), network_of(pool_facts(rdma=True)), None)
+    assert [str(p) for p in problems] == ["pool='h200': not an RDMA pool of the network; pools: h100"]
+
+
+def test_good_input_has_no_problems():
+    network = network_of(pool_facts(rdma=True, count=2))
+    claims = Claims("llm-d-infra", {"gpu-1": "", "h100-gpus-full-node": ""})
+    assert qualification_gates_problems(QualificationGatesArgs(pool="h100"), network, claims) == []
+    assert qualification_gates_problems(QualificationGatesArgs(pool="h100"), network, None) == []
+
+
+def test_gate_plan_builds_each_job_from_plain_values():
+    plan = GatePlan("q", "ns", "7", nics=8, gpus_per_node=8, gpu_resource="nvidia.com/gpu", min_gbps=300, timeout_minutes=10)
+    contract = RdmaPodSpec(claims={"rdma-nics": "t"}, node_selector={AGENTPOOL: "h100"}, tolerations=[SKU_GPU])
+    by_number = {gate.number: gate for gate in GATES}
+    spec = plan.job_spec(by_number[6], "img:1", contract)
+    (container,) = spec["template"]["spec"]["containers"]
+    assert container["resources"]["limits"] == {"nvidia.com/gpu": 8}
+    assert spec["activeDeadlineSeconds"] == 600 and spec["completions"] == 2
+    assert plan.env(by_number[1])["EXPECTED_UVERBS"] == "1" and plan.env(by_number[2])["EXPECTED_UVERBS"] == "8"
+    assert plan.job_name(by_number[3]) == "q-3-ib-write-bw-7" and plan.scripts == "q-scripts-7"
+    assert "affinity" not in plan.job_spec(by_number[1], "img:1", contract)["template"]["spec"]
+
+
 # ---- refusals ----------------------------------------------------------------------------------
 
 
@@ -248,12 +335,6 @@ def refused(program) -> str:
     "args, network_args, dra_args, expected",
     [
         ({"pool": "h200"}, None, None, "pool='h200': not an RDMA pool of the network; pools: h100"),
-        (
-            {},
-            {},
-            None,
-            "pool='h100': gates 1 and 3 need a 1-NIC claim template: add 1 to the RdmaNetwork's partial_node_nics",
-        ),
         ({"tools_image": "foo/bar"}, None, None, "tools_image='foo/bar': pin the image to a version tag or digest"),
         ({"nixl_image": "vllm/vllm-openai:latest"}, None, None, "nixl_image='vllm/vllm-openai:latest': pin the image"),
         ({"tools_image": "registry:5000/perftest"}, None, None, "tools_image='registry:5000/perftest': pin the image"),
@@ -277,13 +358,13 @@ def test_dra_claims_in_another_namespace_are_refused():
     # gates 4-6 would name gpu-1 / h100-gpus-full-node in llm-d-infra, where no such template exists,
     # and their pods would never be created.
     def program():
-        provider = k8s.Provider("k8s", kubeconfig="x")
+        cluster = k8s_cluster()
         pool = GpuNodePool(
             "h100", {"name": "h100", "vm_size": H100, "rdma": True, "count": 2}, cluster=cluster_context("aks-test", "rg-test")
         )
-        network = RdmaNetwork("rdma", {"partial_node_nics": [1]}, [pool], provider, "1.34")
-        dra = DraDeviceClasses("dra", {}, [pool], provider, "1.34")  # namespace gpu-inference
-        QualificationGates("qualify", {"pool": "h100"}, network, provider, dra)
+        network = RdmaNetwork("rdma", {"partial_node_nics": [1]}, pools=[pool], cluster=cluster)
+        dra = DraDeviceClasses("dra", {}, pools=[pool], cluster=cluster)  # namespace gpu-inference
+        QualificationGates("qualify", {"pool": "h100"}, network=network, cluster=cluster, gpu_claims=dra)
 
     assert (
         "gpu_claims='gpu-inference': claim templates are namespaced: the GPU templates must live in the RDMA "
@@ -325,15 +406,15 @@ def mixed_pools_program(holder: dict, gated: str):
     """A network of a two-node pool h100 and a one-node pool h100s; gates on ``gated``."""
 
     def program():
-        provider = k8s.Provider("k8s", kubeconfig="x")
+        cluster = k8s_cluster()
         big = GpuNodePool(
             "h100", {"name": "h100", "vm_size": H100, "rdma": True, "count": 2}, cluster=cluster_context("aks-test", "rg-test")
         )
         small = GpuNodePool(
             "h100s", {"name": "h100s", "vm_size": H100, "rdma": True, "count": 1}, cluster=cluster_context("aks-test", "rg-test")
         )
-        network = RdmaNetwork("rdma", {"partial_node_nics": [1]}, [big, small], provider, "1.34")
-        holder["gates"] = QualificationGates("qualify", {"pool": gated}, network, provider)
+        network = RdmaNetwork("rdma", {"partial_node_nics": [1]}, pools=[big, small], cluster=cluster)
+        holder["gates"] = QualificationGates("qualify", {"pool": gated}, network=network, cluster=cluster)
 
     return program
 
@@ -351,7 +432,7 @@ def test_only_the_gated_pool_needs_two_nodes():
 
 @pytest.fixture(scope="module")
 def prod_run():
-    return run_stack(stack_config("prod"), "prod")
+    return planned_stack("prod")
 
 
 def test_every_prod_kubernetes_object_validates_strictly_against_1_35(prod_run):

@@ -1,18 +1,22 @@
 """RdmaNetwork under mocks: DRANET pinned as seed 004 section 3, the dranet.net DeviceClass of
 section 4, one full-node NIC claim template per pool (section 5) and the pod contract (section 6)."""
 
+import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
-from components import AksCluster, GpuNodePool, RdmaNetwork
-from components._base import ComponentInputError
+from components import AksCluster, GpuNodePool, RdmaNetwork, RdmaNetworkArgs
 from components.context import AzureScope
+from components.gpu.dra_api import kubernetes_version_problems
 from components.gpu.pod_contract import RDMA_ENV
-from components.gpu.rdma_network import min_kubernetes
+from components.gpu.rdma_network import dranet_values, rdma_network_problems
+from tests.components.gpu_pools import pool_facts
 from tests.conftest import cluster_context, of_type, one, refusal_message, run_components
 
 H100 = "Standard_ND96isr_H100_v5"
 H200 = "Standard_ND96isr_H200_v5"
+A100 = "Standard_NC24ads_A100_v4"
+POOL = "aks-gpu-inference/pool"
 AGENTPOOL = "kubernetes.azure.com/agentpool"
 SKU_GPU = {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}
 SEED_CEL = 'device.driver == "dra.net" && device.attributes["dra.net"].rdma == true'
@@ -25,11 +29,15 @@ def rdma_pool(name: str = "h100", vm_size: str = H100, **overrides) -> GpuNodePo
     return GpuNodePool(name, args, cluster=cluster_context("aks-test", "rg-test"))
 
 
+def k8s_cluster(version: str | None = "1.34"):
+    """The cluster context with a Kubernetes provider (named ``k8s``) and a version."""
+    return cluster_context(provider=k8s.Provider("k8s", kubeconfig="x"), kubernetes_version=version)
+
+
 def network_program(holder: dict, args=None, pools=(("h100", H100),), version="1.34"):
     def program():
-        provider = k8s.Provider("k8s", kubeconfig="x")
         built = [rdma_pool(name, size) for name, size in pools]
-        holder["network"] = RdmaNetwork("rdma", args or {}, built, provider, kubernetes_version=version)
+        holder["network"] = RdmaNetwork("rdma", args or {}, pools=built, cluster=k8s_cluster(version))
 
     return program
 
@@ -97,9 +105,8 @@ def dranet_tolerations(*pools: dict) -> list[dict]:
     holder: dict = {}
 
     def program():
-        provider = k8s.Provider("k8s", kubeconfig="x")
         built = [rdma_pool(**p) for p in pools]
-        holder["network"] = RdmaNetwork("rdma", {}, built, provider, kubernetes_version="1.34")
+        holder["network"] = RdmaNetwork("rdma", {}, pools=built, cluster=k8s_cluster())
 
     run = run_components(program)
     return one(run, "helm.sh/v4:Chart").inputs["values"]["tolerations"]
@@ -220,7 +227,7 @@ def test_works_with_an_aks_cluster_provider():
         pool = GpuNodePool(
             "h100", {"name": "h100", "vm_size": H100, "rdma": True}, cluster=cluster_context(cluster.cluster_name, "rg-test")
         )
-        holder["network"] = RdmaNetwork("rdma", {}, [pool], cluster.provider, cluster.kubernetes_version)
+        holder["network"] = RdmaNetwork("rdma", {}, pools=[pool], cluster=cluster.context)
 
     run = run_components(program)
     provider = one(run, "pulumi:providers:kubernetes")
@@ -228,6 +235,89 @@ def test_works_with_an_aks_cluster_provider():
     assert {r.type.rsplit(":", 1)[-1] for r in kubernetes} == {"Namespace", "DeviceClass", "ResourceClaimTemplate"}
     assert all(r.options["provider"] == provider.urn for r in [*kubernetes, one(run, "helm.sh/v4:Chart")])
     assert holder["network"].nics == {"h100": 8}
+
+
+def test_a_provider_in_opts_wins_over_the_clusters():
+    def program():
+        pool = rdma_pool()
+        chosen = k8s.Provider("chosen", kubeconfig="y")
+        RdmaNetwork("rdma", {}, pulumi.ResourceOptions(provider=chosen), pools=[pool], cluster=k8s_cluster())
+
+    run = run_components(program)
+    chosen = next(r for r in of_type(run, "pulumi:providers:kubernetes") if r.name == "chosen")
+    kubernetes = [r for r in run.resources if r.is_kubernetes and r.parent.endswith(":RdmaNetwork::rdma")]
+    children = [*kubernetes, one(run, "helm.sh/v4:Chart")]
+    assert len(children) == 4 and all(r.options["provider"] == chosen.urn for r in children)
+
+
+def test_nic_template_makes_a_partial_template_on_demand():
+    holder: dict = {}
+
+    def program():
+        network_program(holder)()
+        network = holder["network"]
+        holder["names"] = [network.nic_template("h100", 1), network.nic_template("h100", 1), network.nic_template("h100", 8)]
+
+    run = run_components(program)
+    network = holder["network"]
+    assert holder["names"] == ["h100-rdma-1-nic", "h100-rdma-1-nic", "h100-rdma-full-node"], "made once; all NICs: full node"
+    found = templates(run)
+    assert set(found) == {"h100-rdma-full-node", "h100-rdma-1-nic"}
+    made, configured = found["h100-rdma-1-nic"], found["h100-rdma-full-node"]
+    # Named, parented and ordered like a template of partial_node_nics: the same URN either way.
+    assert made.name == "rdma-h100-rdma-1-nic" and made.parent == configured.parent
+    assert made.inputs["metadata"] == {"name": "h100-rdma-1-nic", "namespace": "llm-d-infra", "annotations": {POOL: "h100"}}
+    assert request_of(made)["exactly"]["count"] == 1
+    assert made.options["dependsOn"] == configured.options["dependsOn"]
+    assert made.options["provider"] == configured.options["provider"]
+    assert network.partial_templates == {"h100": {1: "h100-rdma-1-nic"}}
+    assert network.pod_spec("h100", nics=1).claims == {"rdma-nics": "h100-rdma-1-nic"}
+
+
+def test_nic_template_refuses_unknown_pools_and_counts(default_build):
+    network, _ = default_build
+    with pytest.raises(ValueError, match="'h200' is not an RDMA pool of this network; pools: h100"):
+        network.nic_template("h200", 1)
+    for nics in (0, 9):
+        with pytest.raises(ValueError, match=f"a partial claim on h100 asks for 1 to 7 NICs, not {nics}"):
+            network.nic_template("h100", nics)
+
+
+# ---- the pure pieces, without the engine -------------------------------------------------------
+
+
+def test_every_problem_is_reported_at_once():
+    args = RdmaNetworkArgs(nics_per_node={"h100": 4, "gb300": 4}, partial_node_nics=[8])
+    a100 = pool_facts("a100", A100)
+    problems = rdma_network_problems(args, [pool_facts(rdma=True), a100], "1.33")
+    assert [p.field for p in problems] == [
+        "kubernetes_version",
+        "nics_per_node.h100",
+        "partial_node_nics",
+        "pools",
+        "nics_per_node",
+    ]
+    assert str(problems[3]).startswith("pools='a100': Standard_NC24ads_A100_v4 is not RDMA-capable")
+    assert str(problems[4]) == "nics_per_node=['gb300']: not RDMA pools of this network; pools: h100, a100"
+
+
+def test_good_input_has_no_problems():
+    assert rdma_network_problems(RdmaNetworkArgs(partial_node_nics=[1, 4]), [pool_facts(rdma=True)], "1.34") == []
+    assert rdma_network_problems(RdmaNetworkArgs(), [pool_facts(rdma=True)], None) == [], "an unknown version passes"
+
+
+def test_no_pools_is_one_problem():
+    problems = rdma_network_problems(RdmaNetworkArgs(nics_per_node={"h100": 8}), [], "1.34")
+    assert [str(p) for p in problems] == ["pools=[]: give at least one RDMA pool"]
+
+
+def test_dranet_values_place_dranet_on_exactly_the_pools():
+    one_pool = dranet_values(RdmaNetworkArgs(), [pool_facts(rdma=True)])
+    assert one_pool["nodeSelector"] == {AGENTPOOL: "h100"} and "affinity" not in one_pool
+    two = dranet_values(RdmaNetworkArgs(image_tag="v1.4.0"), [pool_facts("h200", H200), pool_facts(rdma=True)])
+    terms = two["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    assert terms == [{"matchExpressions": [{"key": AGENTPOOL, "operator": "In", "values": ["h100", "h200"]}]}]
+    assert two["image"]["tag"] == "v1.4.0" and two["tolerations"] == [NO_SCHEDULE]
 
 
 # ---- refusals: the error says why, and nothing is created --------------------------------------
@@ -241,7 +331,7 @@ def test_non_rdma_size_is_refused():
     def program():
         # GpuNodePool itself refuses rdma=True on NC sizes, so the pool is built without it.
         pool = GpuNodePool("a100", {"name": "a100", "vm_size": "Standard_NC24ads_A100_v4"}, cluster=cluster_context("aks", "rg"))
-        RdmaNetwork("rdma", {}, [pool], k8s.Provider("k8s", kubeconfig="x"), "1.34")
+        RdmaNetwork("rdma", {}, pools=[pool], cluster=k8s_cluster())
 
     assert (
         "pools='a100': Standard_NC24ads_A100_v4 is not RDMA-capable; RDMA sizes have 'r' among the capability letters"
@@ -289,10 +379,31 @@ def test_bad_input_is_refused_before_anything_is_created(args, version, pools, e
 
 @pytest.mark.parametrize("version", ["1.34", "1.34.2", "1.35", "2.0", None])
 def test_newer_kubernetes_versions_are_accepted(version):
-    min_kubernetes(version, "RdmaNetwork", "rdma")  # no error
+    assert kubernetes_version_problems(version) == []
 
 
 def test_older_kubernetes_versions_are_refused_by_the_shared_check():
     for version in ("1.33", "1.33.5", "1.9"):
-        with pytest.raises(ComponentInputError, match=r"needs Kubernetes 1\.34 or later"):
-            min_kubernetes(version, "DraDeviceClasses", "dra")
+        (problem,) = kubernetes_version_problems(version)
+        assert (problem.field, problem.value) == ("kubernetes_version", version)
+        assert "needs Kubernetes 1.34 or later" in problem.problem
+
+
+def test_the_tests_pool_facts_are_what_a_gpu_node_pool_exposes():
+    # The pure tests above use pool_facts; it must stay what GpuNodePool derives from the same args.
+    cases = [
+        ("h100", H100, {"rdma": True, "count": 2, "taints": ["sku=gpu:NoSchedule", "dedicated:NoExecute"]}),
+        ("h100mig", H100, {"mig_profile": "MIG2g", "count": 0, "min_count": 0, "max_count": 3, "spot": True}),
+        ("a100", A100, {"driver": "none"}),
+    ]
+    holder: dict = {}
+
+    def program():
+        holder["pools"] = [
+            GpuNodePool(name, {"name": name, "vm_size": size, **args}, cluster=cluster_context()) for name, size, args in cases
+        ]
+
+    run_components(program)
+    for pool, (name, size, args) in zip(holder["pools"], cases, strict=True):
+        facts = pool_facts(name, size, **args)
+        assert {f: getattr(pool, f) for f in facts.__dataclass_fields__} == vars(facts)
