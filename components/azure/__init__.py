@@ -5,11 +5,12 @@ from .._lazy import exporter
 
 _EXPORTS = {
     "AksCluster": ".aks_cluster",
-    "AksClusterArgs": ".aks_cluster",
-    "SystemPoolArgs": ".aks_cluster",
-    "ExistingClusterArgs": ".aks_cluster",
+    "AksClusterArgs": ".aks_cluster_args",
+    "SystemPoolArgs": ".aks_cluster_args",
+    "PlatformPoolArgs": ".aks_cluster_args",
+    "ExistingClusterArgs": ".aks_cluster_args",
     "GpuNodePool": ".gpu_node_pool",
-    "GpuNodePoolArgs": ".gpu_node_pool",
+    "GpuNodePoolArgs": ".gpu_node_pool_args",
     "WorkloadIdentity": ".workload_identity",
     "WorkloadIdentityArgs": ".workload_identity",
     "ModelStore": ".model_store",
@@ -18,6 +19,7 @@ _EXPORTS = {
     "ManagedPrometheusArgs": ".monitoring",
     "AzureOpenAI": ".azure_openai",
     "AzureOpenAIArgs": ".azure_openai",
+    "OpenAIDeploymentArgs": ".azure_openai",
     "ManagedGrafana": ".grafana",
     "ManagedGrafanaArgs": ".grafana",
 }

@@ -4,197 +4,26 @@ plus a Kubernetes provider for everything that runs on it."""
 
 from __future__ import annotations
 
-import base64
-import re
-from typing import Annotated, Literal
-
 import pulumi
 import pulumi_kubernetes as k8s
-import yaml
 from pulumi_azure_native import authorization, containerservice
-from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from .._base import PACKAGE, StrictModel, fail, validate_args
+from .._base import PACKAGE, raise_problems, validate_args
 from ..context import AzureScope, ClusterContext
+from ..core.errors import FieldProblem
+from .aks_cluster_args import AksClusterArgs, PlatformPoolArgs
+from .kubeconfig import kubeconfig_for_login
+from .workload_identity import role_definition_id
 
 AKS_RBAC_CLUSTER_ADMIN_ROLE = "b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b"
 """Built-in role 'Azure Kubernetes Service RBAC Cluster Admin' (Azure built-in roles reference)."""
 
-_CLUSTER_NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9_-]{0,61}[A-Za-z0-9])?$")
-_POOL_NAME = re.compile(r"^[a-z][a-z0-9]{0,11}$")
 
-
-def _check_pool_name(value: str) -> str:
-    if not _POOL_NAME.match(value):
-        raise ValueError("AKS Linux pool names are 1-12 lowercase letters or digits, starting with a letter")
-    return value
-
-
-PoolName = Annotated[str, AfterValidator(_check_pool_name)]
-
-
-class SystemPoolArgs(StrictModel):
-    """The cluster's small system pool, which runs cluster add-ons and never GPU work."""
-
-    name: PoolName = "system"
-    """Pool name (1-12 lowercase letters or digits). Default ``system``."""
-
-    vm_size: str = "Standard_D4ds_v5"
-    """VM size. Default ``Standard_D4ds_v5``: 4 vCPUs is AKS's recommended minimum for system pools."""
-
-    count: int = Field(2, ge=1, le=100)
-    """Node count. Default 2 so that add-ons survive one node's upgrade or failure."""
-
-    availability_zones: list[Literal["1", "2", "3"]] = Field(default_factory=list)
-    """Zones for the system nodes. Default none (any zone)."""
-
-    spot: bool = False
-    """Always False: AKS refuses Spot VMs in system pools. Present so a stack file that asks gets a clear error."""
-
-    @field_validator("spot")
-    @classmethod
-    def _no_spot(cls, value: bool) -> bool:
-        if value:
-            raise ValueError("AKS system pools cannot use Spot VMs; put Spot capacity in a GPU (User) pool")
-        return value
-
-
-class PlatformPoolArgs(StrictModel):
-    """A general-purpose CPU user pool for platform workloads: gateways, routers, collectors,
-    controllers and operators. The system pool keeps ``CriticalAddonsOnly`` (AKS's advice) and GPU
-    pools keep their taint, so without this pool such pods have nowhere to run."""
-
-    name: PoolName = "platform"
-    """Pool name (1-12 lowercase letters or digits). Default ``platform``."""
-
-    vm_size: str = "Standard_D4ds_v5"
-    """VM size. Default ``Standard_D4ds_v5``: 4 vCPUs, 16 GiB, enough for the gateway path's controllers."""
-
-    min_count: int = Field(1, ge=1, le=100)
-    """Fewest nodes the autoscaler keeps. Default 1: platform pods must always have a node."""
-
-    max_count: int = Field(3, ge=1, le=100)
-    """Most nodes the autoscaler adds. Default 3."""
-
-    availability_zones: list[Literal["1", "2", "3"]] = Field(default_factory=list)
-    """Zones for the nodes. Default none (any zone)."""
-
-    @model_validator(mode="after")
-    def _check_counts(self) -> PlatformPoolArgs:
-        if self.min_count > self.max_count:
-            raise ValueError(f"min_count {self.min_count} is above max_count {self.max_count}")
-        return self
-
-
-class ExistingClusterArgs(StrictModel):
-    """Use a cluster that already exists instead of creating one."""
-
-    name: str
-    """Name of the existing AKS cluster."""
-
-    resource_group: str
-    """Resource group that holds it."""
-
-
-class AksClusterArgs(StrictModel):
-    """Settings of the AKS cluster. Defaults follow the seeds' production advice."""
-
-    name: str
-    """Cluster name: 1-63 letters, digits, hyphens or underscores. Required."""
-
-    kubernetes_version: str | None = Field("1.35", pattern=r"^1\.\d{2}(\.\d+)?$")
-    """Kubernetes version. Default ``1.35``: AKS ended support for 1.34 (the first with
-    ``resource.k8s.io/v1`` DRA, which seed 004 qualified) in November 2026; see
-    ``components/core/lifecycle.json``. After a version change, re-run the qualification gates."""
-
-    tier: Literal["Free", "Standard", "Premium"] = "Standard"
-    """Control-plane pricing tier. Default ``Standard``: financially backed SLA and a control plane
-    that scales; ``Free`` is for experiments with fewer than 10 nodes."""
-
-    upgrade_channel: Literal["rapid", "stable", "patch", "node-image", "none"] = "patch"
-    """Kubernetes auto-upgrade channel. Default ``patch``: security patches without surprise minor upgrades."""
-
-    node_os_upgrade_channel: Literal["NodeImage", "SecurityPatch", "Unmanaged", "None"] = "NodeImage"
-    """Node OS upgrade channel. Default ``NodeImage``: kernel and NVIDIA driver move together as one
-    tested VHD. ``Unmanaged`` lets unattended-upgrades bump the kernel under the driver and leaves
-    ``nvidia.com/gpu: 0`` after reboot (seed 002 gotcha 5); the policy pack rejects it."""
-
-    system_pool: SystemPoolArgs = Field(default_factory=SystemPoolArgs)
-    """The system pool. Default: two ``Standard_D4ds_v5`` nodes."""
-
-    platform_pool: PlatformPoolArgs | None = Field(default_factory=PlatformPoolArgs)
-    """The CPU user pool for platform workloads. Default: ``Standard_D4ds_v5``, 1-3 nodes. Set null
-    only when the cluster has another untainted user pool for them."""
-
-    kaito: bool = False
-    """Enable the AI toolchain operator (KAITO) add-on. Default False."""
-
-    keda: bool = False
-    """Enable the AKS KEDA add-on (``workloadAutoScalerProfile.keda``). Default False; VllmService
-    autoscaling needs it, and the stack turns it on when a model autoscales."""
-
-    managed_prometheus: bool = True
-    """Enable the Azure Monitor managed Prometheus metrics add-on. Default True: GPU and vLLM
-    metrics drive autoscaling and dashboards."""
-
-    admin_group_object_ids: list[str] = Field(default_factory=list)
-    """Entra ID groups whose members are cluster admins. Default none."""
-
-    grant_deployer_admin: bool = True
-    """Give the identity running ``pulumi up`` the 'Azure Kubernetes Service RBAC Cluster Admin' role
-    on the cluster. Default True: local accounts are disabled, so without it Pulumi cannot create the
-    Kubernetes objects that the other components render."""
-
-    deployer_principal_type: Literal["User", "ServicePrincipal", "Group"] = "User"
-    """Kind of identity that runs ``pulumi up``, for the role assignment above. Default ``User`` (a
-    person after ``az login``); CI signing in as a service principal or managed identity must say
-    ``ServicePrincipal``, or Azure rejects the assignment with UnmatchedPrincipalType."""
-
-    kubelogin_mode: Literal["azurecli", "workloadidentity", "msi", "spn", "azd"] = "azurecli"
-    """How the generated kubeconfig's ``kubelogin`` exec plugin signs in. Default ``azurecli``: the
-    same ``az login`` that Pulumi's Azure provider uses; CI with OIDC federation uses
-    ``workloadidentity``. ``kubelogin`` must be on PATH wherever ``pulumi up`` runs."""
-
-    existing: ExistingClusterArgs | None = None
-    """Use this existing cluster instead of creating one. Default None (create). The settings above,
-    except ``kubelogin_mode``, are then not applied."""
-
-    tags: dict[str, str] = Field(default_factory=dict)
-    """Azure tags for the cluster. Default none."""
-
-    @field_validator("name")
-    @classmethod
-    def _check_name(cls, value: str) -> str:
-        if not _CLUSTER_NAME.match(value):
-            raise ValueError("AKS cluster names are 1-63 letters, digits, '-' or '_', starting and ending with a letter or digit")
-        return value
-
-    @field_validator("admin_group_object_ids")
-    @classmethod
-    def _check_groups(cls, value: list[str]) -> list[str]:
-        for group in value:
-            if not re.fullmatch(r"[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}", group):
-                raise ValueError(f"{group!r} is not an Entra ID object ID (expected a GUID)")
-        return value
-
-
-def kubeconfig_for_login(kubeconfig_b64: str, login: str) -> str:
-    """Decode an AKS exec-format kubeconfig and make its ``kubelogin`` use the given login mode.
-
-    AKS returns ``--login devicecode``, which cannot run unattended under ``pulumi up``.
-    """
-    config = yaml.safe_load(base64.b64decode(kubeconfig_b64))
-    for user in config.get("users") or []:
-        exec_ = (user.get("user") or {}).get("exec")
-        if not exec_:
-            continue
-        args = list(exec_.get("args") or [])
-        if "--login" in args:
-            args[args.index("--login") + 1] = login
-        else:
-            args += ["--login", login]
-        exec_["args"] = args
-    return yaml.safe_dump(config, sort_keys=False)
+def cluster_problems(args: AksClusterArgs, scope: AzureScope | None) -> list[FieldProblem]:
+    """Every reason the cluster cannot be built from ``args`` and ``scope`` (the args alone are checked by their model)."""
+    if args.existing is None and scope is None:
+        return [FieldProblem("scope", None, "required to create a cluster (or set existing= to use one)")]
+    return []
 
 
 class AksCluster(pulumi.ComponentResource):
@@ -211,7 +40,9 @@ class AksCluster(pulumi.ComponentResource):
     kubeconfig: pulumi.Output[str]
     provider: k8s.Provider
     kubernetes_version: str | None
-    tier: str
+    location: pulumi.Input[str]
+    kaito_enabled: bool
+    metrics_addon_enabled: bool
     managed_cluster: containerservice.ManagedCluster | None
 
     def __init__(
@@ -229,8 +60,7 @@ class AksCluster(pulumi.ComponentResource):
         :param scope: Resource group and region of a new cluster; required unless ``args.existing`` is set.
         """
         args = validate_args(AksClusterArgs, args, "AksCluster", name)
-        if not args.existing and scope is None:
-            fail("AksCluster", name, "scope", scope, "required to create a cluster (or set existing= to use one)")
+        raise_problems("AksCluster", name, cluster_problems(args, scope))
         location = scope.location if scope else None
         resource_group_name = scope.resource_group_name if scope else None
         super().__init__(f"{PACKAGE}:index:AksCluster", name, None, opts)
@@ -251,7 +81,6 @@ class AksCluster(pulumi.ComponentResource):
             self.cluster_id = found.id
             self.location = location if location is not None else found.location
             self.kubernetes_version = None
-            self.tier = "existing"
         else:
             self.managed_cluster = self._create(name, args, location, resource_group_name, child)
             self.cluster_name = self.managed_cluster.name
@@ -260,7 +89,6 @@ class AksCluster(pulumi.ComponentResource):
             self.cluster_id = self.managed_cluster.id
             self.location = location
             self.kubernetes_version = args.kubernetes_version
-            self.tier = args.tier
             if args.platform_pool:
                 self._platform_pool(name, args.platform_pool, resource_group_name, child)
 
@@ -308,7 +136,9 @@ class AksCluster(pulumi.ComponentResource):
             metrics_addon_enabled=self.metrics_addon_enabled,
         )
 
-    def _platform_pool(self, name: str, pool: PlatformPoolArgs, resource_group_name, child) -> None:
+    def _platform_pool(
+        self, name: str, pool: PlatformPoolArgs, resource_group_name: pulumi.Input[str], child: pulumi.ResourceOptions
+    ) -> None:
         self._platform = [
             containerservice.AgentPool(
                 f"{name}-platform",
@@ -331,7 +161,14 @@ class AksCluster(pulumi.ComponentResource):
             )
         ]
 
-    def _create(self, name, args: AksClusterArgs, location, resource_group_name, child) -> containerservice.ManagedCluster:
+    def _create(
+        self,
+        name: str,
+        args: AksClusterArgs,
+        location: pulumi.Input[str],
+        resource_group_name: pulumi.Input[str],
+        child: pulumi.ResourceOptions,
+    ) -> containerservice.ManagedCluster:
         system = args.system_pool
         cluster = containerservice.ManagedCluster(
             f"{name}-aks",
@@ -396,11 +233,7 @@ class AksCluster(pulumi.ComponentResource):
                 scope=cluster.id,
                 principal_id=client.object_id,
                 principal_type=args.deployer_principal_type,
-                role_definition_id=client.subscription_id.apply(
-                    lambda sub: (
-                        f"/subscriptions/{sub}/providers/Microsoft.Authorization/roleDefinitions/{AKS_RBAC_CLUSTER_ADMIN_ROLE}"
-                    )
-                ),
+                role_definition_id=client.subscription_id.apply(lambda sub: role_definition_id(sub, AKS_RBAC_CLUSTER_ADMIN_ROLE)),
                 opts=child,
             )
             self._admin_grants = [grant]

@@ -12,7 +12,8 @@ from pulumi_azure_native import authorization, cognitiveservices
 from pydantic import Field, field_validator, model_validator
 
 from .._base import PACKAGE, StrictModel, validate_args
-from ..core.errors import FieldProblem
+from ..context import AzureScope
+from ..core.errors import FieldProblem, FieldProblems
 from .workload_identity import WorkloadIdentity
 
 OPENAI_USER = "Cognitive Services OpenAI User"
@@ -24,15 +25,18 @@ class TokenPrice(NamedTuple):
     """USD per 1M tokens."""
 
     prompt_per_1m: float
+    """USD per 1M prompt (input) tokens."""
     completion_per_1m: float
+    """USD per 1M completion (output) tokens."""
 
 
-PRICES_AS_OF = "2026-11"
 PRICES_SOURCE = (
     "UNVERIFIED: third-party price listings for Azure OpenAI Global Standard deployments, USD per 1M "
     "input/output tokens, collected 2026-11; not read from Microsoft's Azure OpenAI pricing page. Check "
     "that page for your region and deployment type, and pass prompt_per_1m / completion_per_1m to override."
 )
+"""Where ``MODEL_PRICES`` comes from, when it was collected and how far to trust it."""
+
 MODEL_PRICES: dict[str, TokenPrice] = {
     # gpt-5.5: OpenAI's list price for the model ($5 / $30; benchr.org "GPT-5.5 pricing explained",
     # 2026), taken as the Global Standard price; unverified like the rest.
@@ -146,20 +150,33 @@ class OpenAIDeploymentArgs(StrictModel):
 
     @model_validator(mode="after")
     def _check_known(self) -> OpenAIDeploymentArgs:
-        known = ", ".join(sorted(MODEL_VERSIONS))
-        if self.version is None:
-            raise FieldProblem(
-                "version", None, f"no default version for model {self.model!r} (defaults exist for {known}); set version"
-            )
-        for field in ("prompt_per_1m", "completion_per_1m"):
-            if getattr(self, field) is None:
-                raise FieldProblem(
-                    field,
-                    None,
-                    f"no known price for model {self.model!r} (defaults exist for {', '.join(sorted(MODEL_PRICES))}); "
-                    "set prompt_per_1m and completion_per_1m in USD per 1M tokens",
-                )
+        problems = deployment_problems(self)
+        if problems:
+            raise FieldProblems(problems)
         return self
+
+
+def deployment_problems(deployment: OpenAIDeploymentArgs) -> list[FieldProblem]:
+    """What a deployment lacks that no table supplies: a version, or prices, for a model the tables do not list."""
+    problems = []
+    if deployment.version is None:
+        known = ", ".join(sorted(MODEL_VERSIONS))
+        problems.append(
+            FieldProblem(
+                "version", None, f"no default version for model {deployment.model!r} (defaults exist for {known}); set version"
+            )
+        )
+    problems += [
+        FieldProblem(
+            field,
+            None,
+            f"no known price for model {deployment.model!r} (defaults exist for {', '.join(sorted(MODEL_PRICES))}); "
+            "set prompt_per_1m and completion_per_1m in USD per 1M tokens",
+        )
+        for field in ("prompt_per_1m", "completion_per_1m")
+        if getattr(deployment, field) is None
+    ]
+    return problems
 
 
 class AzureOpenAIArgs(StrictModel):
@@ -242,18 +259,19 @@ class AzureOpenAI(pulumi.ComponentResource):
         self,
         name: str,
         args: AzureOpenAIArgs | dict,
-        resource_group_name: pulumi.Input[str],
-        location: pulumi.Input[str],
         opts: pulumi.ResourceOptions | None = None,
+        *,
+        scope: AzureScope,
     ):
         """
         :param name: Logical name; children are named ``<name>-account`` and ``<name>-deployment-<deployment>``.
         :param args: Account settings, an ``AzureOpenAIArgs`` or a dict of its fields.
-        :param resource_group_name: Resource group of the account.
-        :param location: Azure region of the account; the models and deployment types asked for must be offered there.
         :param opts: Standard Pulumi resource options.
+        :param scope: Resource group and Azure region of the account; the models and deployment types asked
+            for must be offered in that region.
         """
         args = validate_args(AzureOpenAIArgs, args, "AzureOpenAI", name)
+        resource_group_name = scope.resource_group_name
         super().__init__(f"{PACKAGE}:index:AzureOpenAI", name, None, opts)
         self._name = name
 
@@ -261,7 +279,7 @@ class AzureOpenAI(pulumi.ComponentResource):
             f"{name}-account",
             account_name=args.account_name,
             resource_group_name=resource_group_name,
-            location=location,
+            location=scope.location,
             kind="OpenAI",
             sku={"name": "S0"},
             properties={

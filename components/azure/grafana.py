@@ -24,10 +24,12 @@ import pulumi
 from pulumi_azure_native import authorization, dashboard
 from pydantic import Field, field_validator, model_validator
 
-from .._base import PACKAGE, StrictModel, fail, validate_args
+from .._base import PACKAGE, StrictModel, raise_problems, validate_args
+from ..context import AzureScope
 from ..core.errors import FieldProblem
-from .monitoring import _WORKSPACE_ID, ManagedPrometheus
-from .workload_identity import BUILT_IN_ROLES
+from ..core.names import GUID
+from .monitoring import WORKSPACE_ID, ManagedPrometheus
+from .workload_identity import BUILT_IN_ROLES, role_definition_id
 
 DASHBOARD_PATH = "dashboards/ai-gateway.json"
 """The dashboard definition, relative to the repository root."""
@@ -48,7 +50,6 @@ MONITORING_DATA_READER = BUILT_IN_ROLES["Monitoring Data Reader"]
 # letter or digit (hashicorp/terraform-provider-azurerm internal/services/dashboard/dashboard_grafana_resource.go:
 # ^[a-zA-Z][-a-zA-Z\d]{0,21}[a-zA-Z\d]$).
 _WORKSPACE_NAME = re.compile(r"^[A-Za-z][-A-Za-z0-9]{0,21}[A-Za-z0-9]$")
-_GUID = re.compile(r"^[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$")
 
 
 class ManagedGrafanaArgs(StrictModel):
@@ -109,7 +110,7 @@ class ManagedGrafanaArgs(StrictModel):
     @field_validator("admin_principal_ids", "viewer_principal_ids")
     @classmethod
     def _check_principals(cls, value: list[str]) -> list[str]:
-        bad = [v for v in value if not _GUID.match(v)]
+        bad = [v for v in value if not GUID.match(v)]
         if bad:
             raise ValueError(f"expected Entra ID object IDs (GUIDs), got {bad}")
         if len(set(v.lower() for v in value)) != len(value):
@@ -147,6 +148,36 @@ def endpoint_of(properties: object) -> str | None:
     return getattr(properties, "endpoint", None)
 
 
+def grafana_problems(prometheus: object, scope: AzureScope) -> list[FieldProblem]:
+    """Every reason a Grafana workspace cannot be built in ``scope`` to read ``prometheus``."""
+    problems = []
+    if isinstance(prometheus, str) and not WORKSPACE_ID.match(prometheus):
+        problems.append(
+            FieldProblem(
+                "prometheus",
+                prometheus,
+                "expected a ManagedPrometheus or an Azure Monitor workspace resource ID, "
+                "/subscriptions/<id>/resourceGroups/<rg>/providers/Microsoft.Monitor/accounts/<name>",
+            )
+        )
+    elif not isinstance(prometheus, (ManagedPrometheus, str, pulumi.Output)):
+        problems.append(
+            FieldProblem(
+                "prometheus",
+                prometheus,
+                "expected a ManagedPrometheus or an Azure Monitor workspace resource ID; Grafana needs a workspace to read",
+            )
+        )
+    if scope.location is None:
+        problems.append(FieldProblem("scope.location", None, "required: the region of the Grafana workspace"))
+    return problems
+
+
+def workspace_id_of(prometheus: ManagedPrometheus | pulumi.Input[str]) -> pulumi.Input[str]:
+    """The resource ID of the Azure Monitor workspace that ``prometheus`` is or names."""
+    return prometheus.workspace_id if isinstance(prometheus, ManagedPrometheus) else prometheus
+
+
 class ManagedGrafana(pulumi.ComponentResource):
     """An Azure Managed Grafana workspace (Standard SKU, system-assigned identity) integrated with the Azure
     Monitor workspace of ``ManagedPrometheus``, with Monitoring Data Reader for its identity on that workspace
@@ -157,7 +188,7 @@ class ManagedGrafana(pulumi.ComponentResource):
 
     Outputs: ``endpoint`` (the workspace URL), ``grafana_id``, ``principal_id`` (the workspace identity),
     ``import_command`` (the ``az grafana dashboard import`` command for ``dashboards/ai-gateway.json``; a plain
-    string when ``resource_group_name`` is one) and ``dashboard_path``.
+    string when the scope's resource group is one) and ``dashboard_path``.
     """
 
     endpoint: pulumi.Output[str | None]
@@ -171,47 +202,24 @@ class ManagedGrafana(pulumi.ComponentResource):
         self,
         name: str,
         args: ManagedGrafanaArgs | dict,
-        prometheus: ManagedPrometheus | pulumi.Input[str],
-        resource_group_name: pulumi.Input[str],
-        location: pulumi.Input[str],
         opts: pulumi.ResourceOptions | None = None,
+        *,
+        scope: AzureScope,
+        prometheus: ManagedPrometheus | str | pulumi.Output[str],
     ):
         """
         :param name: Logical name; children are named ``<name>-grafana``, ``<name>-monitoring-reader``,
             ``<name>-deployer-admin``, ``<name>-admin-<object id>`` and ``<name>-viewer-<object id>``.
         :param args: Settings, a ``ManagedGrafanaArgs`` or a dict of its fields.
+        :param opts: Standard Pulumi resource options.
+        :param scope: Resource group and region of the Grafana workspace.
         :param prometheus: The ``ManagedPrometheus`` component, or the resource ID of an Azure Monitor workspace
             (``/subscriptions/<id>/resourceGroups/<rg>/providers/Microsoft.Monitor/accounts/<name>``).
-        :param resource_group_name: Resource group of the Grafana workspace.
-        :param location: Azure region of the Grafana workspace.
-        :param opts: Standard Pulumi resource options.
         """
         args = validate_args(ManagedGrafanaArgs, args, "ManagedGrafana", name)
-        if isinstance(prometheus, ManagedPrometheus):
-            workspace_id: pulumi.Input[str] = prometheus.workspace_id
-        elif isinstance(prometheus, str):
-            if not _WORKSPACE_ID.match(prometheus):
-                fail(
-                    "ManagedGrafana",
-                    name,
-                    "prometheus",
-                    prometheus,
-                    "expected a ManagedPrometheus or an Azure Monitor workspace resource ID, "
-                    "/subscriptions/<id>/resourceGroups/<rg>/providers/Microsoft.Monitor/accounts/<name>",
-                )
-            workspace_id = prometheus
-        elif isinstance(prometheus, pulumi.Output):
-            workspace_id = prometheus
-        else:
-            fail(
-                "ManagedGrafana",
-                name,
-                "prometheus",
-                prometheus,
-                "expected a ManagedPrometheus or an Azure Monitor workspace resource ID; Grafana needs a workspace to read",
-            )
-        if location is None:
-            fail("ManagedGrafana", name, "location", None, "required: the region of the Grafana workspace")
+        raise_problems("ManagedGrafana", name, grafana_problems(prometheus, scope))
+        workspace_id = workspace_id_of(prometheus)
+        resource_group_name = scope.resource_group_name
         super().__init__(f"{PACKAGE}:index:ManagedGrafana", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
 
@@ -219,7 +227,7 @@ class ManagedGrafana(pulumi.ComponentResource):
             f"{name}-grafana",
             workspace_name=args.workspace_name,
             resource_group_name=resource_group_name,
-            location=location,
+            location=scope.location,
             identity={"type": "SystemAssigned"},
             sku={"name": "Standard"},
             properties={
@@ -239,9 +247,7 @@ class ManagedGrafana(pulumi.ComponentResource):
         client_config = authorization.get_client_config_output(opts=pulumi.InvokeOutputOptions(parent=self))
 
         def role_definition(guid: str) -> pulumi.Output[str]:
-            return client_config.subscription_id.apply(
-                lambda sub: f"/subscriptions/{sub}/providers/Microsoft.Authorization/roleDefinitions/{guid}"
-            )
+            return client_config.subscription_id.apply(lambda sub: role_definition_id(sub, guid))
 
         authorization.RoleAssignment(
             f"{name}-monitoring-reader",

@@ -10,11 +10,17 @@ import pulumi
 from pulumi_azure_native import authorization, storage
 from pydantic import Field, field_validator
 
-from .._base import PACKAGE, StrictModel, fail, validate_args
+from .._base import PACKAGE, StrictModel, fail, raise_problems, validate_args
+from ..context import AzureScope
+from ..core.errors import FieldProblem
 from .workload_identity import WorkloadIdentity
 
 STORAGE_BLOB_DATA_READER = "Storage Blob Data Reader"
 """The role ``grant_read`` assigns: read and list blobs, nothing else (see ``BUILT_IN_ROLES``)."""
+STORAGE_BLOB_DATA_CONTRIBUTOR = "Storage Blob Data Contributor"
+"""The role ``grant_write`` assigns: read, write and delete blobs (see ``BUILT_IN_ROLES``)."""
+_BLOB_CHANGES = ("write", "add/action", "delete", "move/action")
+"""The Storage Blob Data Contributor data actions that change blobs, which a prefix condition confines."""
 
 KIND_FOR_SKU = {"Premium_LRS": "BlockBlobStorage", "Standard_LRS": "StorageV2"}
 """Premium block blobs need a ``BlockBlobStorage`` account; Standard ones live in general-purpose v2."""
@@ -48,7 +54,7 @@ class ModelStoreArgs(StrictModel):
 
     create: bool = True
     """Create the account and container. Default True. False uses an existing account of this name
-    in ``resource_group_name`` and creates nothing but the role assignments asked for through
+    in the scope's resource group and creates nothing but the role assignments asked for through
     ``grant_read``; ``sku`` and ``tags`` are then not applied."""
 
     tags: dict[str, str] = Field(default_factory=dict)
@@ -74,6 +80,13 @@ class ModelStoreArgs(StrictModel):
         return value
 
 
+def store_problems(args: ModelStoreArgs, scope: AzureScope) -> list[FieldProblem]:
+    """Every reason the store cannot be built from ``args`` in ``scope`` (the args alone are checked by their model)."""
+    if args.create and scope.location is None:
+        return [FieldProblem("scope.location", None, "required to create a storage account (or set create=False to use one)")]
+    return []
+
+
 class ModelStore(pulumi.ComponentResource):
     """A storage account and container for model weights, locked to Microsoft Entra ID auth.
 
@@ -94,22 +107,20 @@ class ModelStore(pulumi.ComponentResource):
         self,
         name: str,
         args: ModelStoreArgs | dict,
-        resource_group_name: pulumi.Input[str],
-        location: pulumi.Input[str] | None = None,
         opts: pulumi.ResourceOptions | None = None,
+        *,
+        scope: AzureScope,
     ):
         """
         :param name: Logical name; children are named ``<name>-account`` and ``<name>-container``.
         :param args: Store settings, a ``ModelStoreArgs`` or a dict of its fields.
-        :param resource_group_name: Resource group of the account (new or existing).
-        :param location: Azure region of a new account; required unless ``args.create`` is False.
         :param opts: Standard Pulumi resource options.
+        :param scope: Resource group of the account (new or existing) and region of a new one; the
+            region may be None when ``args.create`` is False.
         """
         args = validate_args(ModelStoreArgs, args, "ModelStore", name)
-        if args.create and location is None:
-            fail(
-                "ModelStore", name, "location", location, "required to create a storage account (or set create=False to use one)"
-            )
+        raise_problems("ModelStore", name, store_problems(args, scope))
+        resource_group_name, location = scope.resource_group_name, scope.location
         super().__init__(f"{PACKAGE}:index:ModelStore", name, None, opts)
         self._name = name
         child = pulumi.ResourceOptions(parent=self)
@@ -195,6 +206,36 @@ class ModelStore(pulumi.ComponentResource):
             name=f"{self._name}-read",
             opts=pulumi.ResourceOptions(depends_on=[self.container]) if self.container else None,
         )
+
+    def grant_write(self, identity: WorkloadIdentity, prefix: str | None = None) -> authorization.RoleAssignment:
+        """Let ``identity`` write this store: 'Storage Blob Data Contributor' on the container only, and with
+        ``prefix`` (a blob path such as ``checkpoints/run-1``) creating, overwriting and deleting blobs only
+        under ``prefix/`` (an ABAC condition on the assignment); reading stays container-wide."""
+        problem = prefix is not None and (blob_path_problem(prefix) or ("must not contain quotes" if "'" in prefix else None))
+        if problem:
+            fail("ModelStore", self._name, "prefix", prefix, problem)
+        return identity.grant(
+            STORAGE_BLOB_DATA_CONTRIBUTOR,
+            scope=self.container_scope,
+            name=f"{self._name}-write",
+            opts=pulumi.ResourceOptions(depends_on=[self.container]) if self.container else None,
+            condition=prefix_condition(prefix) if prefix else None,
+        )
+
+
+def prefix_condition(prefix: str) -> str:
+    """An ABAC condition that lets the blob-changing actions through only for blobs under ``prefix/``.
+
+    The form of Azure's "Write blobs in named containers with a path" example (storage docs,
+    storage-auth-abac-examples.md), with delete and move added; reads stay container-wide. The container
+    is already the assignment's scope, so the condition names only the path.
+    """
+    actions = " AND ".join(
+        f"!(ActionMatches{{'Microsoft.Storage/storageAccounts/blobServices/containers/blobs/{action}'}})"
+        for action in _BLOB_CHANGES
+    )
+    path = f"@Resource[Microsoft.Storage/storageAccounts/blobServices/containers/blobs:path] StringStartsWith '{prefix}/'"
+    return f"(({actions}) OR ({path}))"
 
 
 def blob_path_problem(path: str) -> str | None:

@@ -18,7 +18,8 @@ import pulumi
 from pulumi_azure_native import monitor
 from pydantic import Field, field_validator, model_validator
 
-from .._base import PACKAGE, StrictModel, fail, validate_args
+from .._base import PACKAGE, StrictModel, raise_problems, validate_args
+from ..context import ClusterContext
 from ..core.errors import FieldProblem
 
 PROMETHEUS_STREAM = "Microsoft-PrometheusMetrics"
@@ -42,10 +43,12 @@ _WORKSPACE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*[A-Za-z0-9]$")
 # digit (azure-cli defaults.py sanitize_name: "DCR = 64, DCE = 44"; Azure/ARO-HCP#457). One name serves
 # endpoint and rule, as in the CLI, so the stricter endpoint rule applies to both.
 _COLLECTION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,42}[A-Za-z0-9]$")
-_WORKSPACE_ID = re.compile(
+
+WORKSPACE_ID = re.compile(
     r"^/subscriptions/[^/]+/resourceGroups/(?P<group>[^/]+)/providers/Microsoft\.Monitor/accounts/(?P<name>[^/]+)$",
     re.IGNORECASE,
 )
+"""The resource ID of an Azure Monitor workspace; ``group`` and ``name`` capture its resource group and name."""
 
 
 class ManagedPrometheusArgs(StrictModel):
@@ -82,7 +85,7 @@ class ManagedPrometheusArgs(StrictModel):
     @field_validator("existing_workspace_id")
     @classmethod
     def _check_workspace_id(cls, value: str | None) -> str | None:
-        if value is not None and not _WORKSPACE_ID.match(value):
+        if value is not None and not WORKSPACE_ID.match(value):
             raise ValueError(
                 "expected an Azure Monitor workspace resource ID, "
                 "/subscriptions/<id>/resourceGroups/<rg>/providers/Microsoft.Monitor/accounts/<name>"
@@ -118,11 +121,45 @@ def query_endpoint_of(metrics: object) -> str | None:
     return getattr(metrics, "prometheus_query_endpoint", None)
 
 
+def collection_name(name: str, args: ManagedPrometheusArgs) -> str:
+    """The name of the data collection endpoint and rule: ``args.collection_name`` or ``MSProm-<component name>``."""
+    return args.collection_name or f"MSProm-{name}"
+
+
+def prometheus_problems(name: str, args: ManagedPrometheusArgs, cluster: ClusterContext) -> list[FieldProblem]:
+    """Every reason component ``name`` cannot be built from ``args`` for ``cluster`` (the args alone are checked by their model)."""
+    problems = []
+    if cluster.cluster_id is None:
+        problems.append(FieldProblem("cluster.cluster_id", None, "required by this component"))
+    if not cluster.metrics_addon_enabled:
+        problems.append(
+            FieldProblem(
+                "cluster.metrics_addon_enabled",
+                False,
+                "the cluster's managed Prometheus add-on is off (AksCluster managed_prometheus: false), so no agent would "
+                "send to this workspace; turn the add-on on or drop ManagedPrometheus",
+            )
+        )
+    if args.workspace_name is not None and cluster.location is None:
+        problems.append(FieldProblem("cluster.location", None, "required to create a workspace (or set existing_workspace_id)"))
+    collection = collection_name(name, args)
+    if not _COLLECTION_NAME.match(collection):
+        problems.append(
+            FieldProblem(
+                "collection_name",
+                collection,
+                "the default MSProm-<component name> is not a valid data collection endpoint name (2-44 letters, digits "
+                "or hyphens, starting and ending with a letter or digit); set collection_name",
+            )
+        )
+    return problems
+
+
 class ManagedPrometheus(pulumi.ComponentResource):
     """Azure Monitor workspace, data collection endpoint and rule, and the rule's association with an
     AKS cluster, so that the cluster's managed Prometheus add-on has somewhere to send metrics.
 
-    The endpoint and rule live in the workspace's region and the given resource group, as the Azure CLI
+    The endpoint and rule live in the workspace's region and the cluster's resource group, as the Azure CLI
     places them. The subscription needs the Microsoft.Monitor, Microsoft.Insights and
     Microsoft.AlertsManagement resource providers registered.
 
@@ -140,45 +177,24 @@ class ManagedPrometheus(pulumi.ComponentResource):
         self,
         name: str,
         args: ManagedPrometheusArgs | dict,
-        cluster_id: pulumi.Input[str],
-        resource_group_name: pulumi.Input[str],
-        location: pulumi.Input[str] | None = None,
-        metrics_addon_enabled: bool = True,
         opts: pulumi.ResourceOptions | None = None,
+        *,
+        cluster: ClusterContext,
     ):
         """
         :param name: Logical name; children are named ``<name>-workspace``, ``<name>-dce``, ``<name>-dcr``, ``<name>-dcra``.
         :param args: Settings, a ``ManagedPrometheusArgs`` or a dict of its fields.
-        :param cluster_id: Resource ID of the AKS cluster whose metrics add-on should ship to the workspace.
-        :param resource_group_name: Resource group for the new workspace, endpoint and rule.
-        :param location: Region of a new workspace (and of its endpoint and rule); required when creating
-            one. With ``existing_workspace_id`` it defaults to the workspace's own region.
-        :param metrics_addon_enabled: Whether the cluster runs the metrics add-on
-            (``AksClusterArgs.managed_prometheus``). Without it nothing would use these resources.
         :param opts: Standard Pulumi resource options.
+        :param cluster: The AKS cluster whose metrics add-on ships to the workspace (``AksCluster.context``):
+            its ``cluster_id`` (required), its resource group (for the new workspace, endpoint and rule), its
+            ``location`` (the region of a new workspace and of the endpoint and rule; required when creating a
+            workspace, and with ``existing_workspace_id`` None means the workspace's own region) and
+            ``metrics_addon_enabled``, which must be True: without the add-on nothing would use these resources.
         """
         args = validate_args(ManagedPrometheusArgs, args, "ManagedPrometheus", name)
-        if not metrics_addon_enabled:
-            fail(
-                "ManagedPrometheus",
-                name,
-                "metrics_addon_enabled",
-                False,
-                "the cluster's managed Prometheus add-on is off (AksCluster managed_prometheus: false), so no agent would "
-                "send to this workspace; turn the add-on on or drop ManagedPrometheus",
-            )
-        if args.workspace_name is not None and location is None:
-            fail("ManagedPrometheus", name, "location", None, "required to create a workspace (or set existing_workspace_id)")
-        collection_name = args.collection_name or f"MSProm-{name}"
-        if not _COLLECTION_NAME.match(collection_name):
-            fail(
-                "ManagedPrometheus",
-                name,
-                "collection_name",
-                collection_name,
-                "the default MSProm-<component name> is not a valid data collection endpoint name (2-44 letters, digits "
-                "or hyphens, starting and ending with a letter or digit); set collection_name",
-            )
+        raise_problems("ManagedPrometheus", name, prometheus_problems(name, args, cluster))
+        resource_group_name, location = cluster.resource_group_name, cluster.location
+        collection = collection_name(name, args)
         super().__init__(f"{PACKAGE}:index:ManagedPrometheus", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         tags = args.tags or None
@@ -197,7 +213,7 @@ class ManagedPrometheus(pulumi.ComponentResource):
             region = pulumi.Output.from_input(location)
         else:
             self.workspace = None
-            match = _WORKSPACE_ID.match(args.existing_workspace_id)
+            match = WORKSPACE_ID.match(args.existing_workspace_id)
             found = monitor.get_azure_monitor_workspace_output(
                 azure_monitor_workspace_name=match["name"],
                 resource_group_name=match["group"],
@@ -209,7 +225,7 @@ class ManagedPrometheus(pulumi.ComponentResource):
 
         dce = monitor.DataCollectionEndpoint(
             f"{name}-dce",
-            data_collection_endpoint_name=collection_name,
+            data_collection_endpoint_name=collection,
             resource_group_name=resource_group_name,
             location=region,
             kind="Linux",
@@ -219,7 +235,7 @@ class ManagedPrometheus(pulumi.ComponentResource):
         )
         dcr = monitor.DataCollectionRule(
             f"{name}-dcr",
-            data_collection_rule_name=collection_name,
+            data_collection_rule_name=collection,
             resource_group_name=resource_group_name,
             location=region,
             kind="Linux",
@@ -234,7 +250,7 @@ class ManagedPrometheus(pulumi.ComponentResource):
         monitor.DataCollectionRuleAssociation(
             f"{name}-dcra",
             association_name=ASSOCIATION_NAME,
-            resource_uri=cluster_id,
+            resource_uri=cluster.cluster_id,
             data_collection_rule_id=dcr.id,
             description="Association of the managed Prometheus data collection rule. Deleting it stops metric collection for this AKS cluster.",
             opts=child,

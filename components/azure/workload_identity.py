@@ -9,13 +9,18 @@ import pulumi
 from pulumi_azure_native import authorization, managedidentity
 from pydantic import Field, field_validator
 
-from .._base import PACKAGE, StrictModel, fail, validate_args
+from .._base import PACKAGE, StrictModel, raise_problems, validate_args
 from ..context import ClusterContext
+from ..core.errors import FieldProblem
+from ..core.names import DNS_LABEL, DNS_SUBDOMAIN, GUID
 
 BUILT_IN_ROLES: dict[str, str] = {
     # Azure RBAC docs, "Understand Azure role definitions" (role-definitions.md): the Storage Blob Data
     # Reader definition as shown by the Azure CLI, name 2a2b9908-...; read and list blobs only.
     "Storage Blob Data Reader": "2a2b9908-6ea1-4ae2-8e65-a410df84e7d1",
+    # Azure RBAC docs, built-in roles for storage (built-in-roles/storage.md): roleName "Storage Blob
+    # Data Contributor", name ba92f5b4-...; read, write and delete blobs (and containers).
+    "Storage Blob Data Contributor": "ba92f5b4-2d11-453d-a403-e96b0029c9fe",
     # Azure Monitor docs on sending Prometheus metrics to several Azure Monitor workspaces: the ARM
     # role assignment that gives Grafana "Monitoring Data Reader" uses b0d8363b-...; the same GUID is
     # in Microsoft's AKS managed-Prometheus Bicep and Terraform templates.
@@ -40,9 +45,6 @@ USE_LABEL = "azure.workload.identity/use"
 """Service-account annotation and pod label read by the workload identity webhook
 (``azure-workload-identity`` ``pkg/webhook`` constants)."""
 
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_GUID = re.compile(r"^[0-9a-fA-F]{8}(-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$")
 _ROLE_DEFINITION_ID = re.compile(r"^(/.+)?/providers/Microsoft\.Authorization/roleDefinitions/[0-9a-fA-F-]{36}$", re.IGNORECASE)
 _GRANT_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
@@ -69,7 +71,7 @@ class WorkloadIdentityArgs(StrictModel):
     @field_validator("namespace")
     @classmethod
     def _check_namespace(cls, value: str) -> str:
-        if not _DNS_LABEL.match(value):
+        if not DNS_LABEL.match(value):
             raise ValueError(
                 "Kubernetes namespaces are DNS-1123 labels: 1-63 lowercase letters, digits or '-', "
                 "starting and ending with a letter or digit"
@@ -79,7 +81,7 @@ class WorkloadIdentityArgs(StrictModel):
     @field_validator("service_account")
     @classmethod
     def _check_service_account(cls, value: str) -> str:
-        if len(value) > 253 or not _DNS_SUBDOMAIN.match(value):
+        if len(value) > 253 or not DNS_SUBDOMAIN.match(value):
             raise ValueError(
                 "Kubernetes service account names are DNS-1123 subdomains: at most 253 lowercase letters, "
                 "digits, '-' or '.', each dot-separated part starting and ending with a letter or digit"
@@ -105,9 +107,30 @@ def role_definition_guid(role: str) -> str | None:
     """The GUID of a built-in role named in ``BUILT_IN_ROLES``, or of a role given by GUID; else None."""
     if role in BUILT_IN_ROLES:
         return BUILT_IN_ROLES[role]
-    if _GUID.match(role):
+    if GUID.match(role):
         return role.lower()
     return None
+
+
+def role_definition_id(subscription_id: str, guid: str) -> str:
+    """The resource ID of the role definition ``guid`` as seen from subscription ``subscription_id``."""
+    return f"/subscriptions/{subscription_id}/providers/Microsoft.Authorization/roleDefinitions/{guid}"
+
+
+def grant_problems(role_name_or_id: str, name: str) -> list[FieldProblem]:
+    """Every reason ``WorkloadIdentity.grant(role_name_or_id, ..., name)`` cannot make its role assignment."""
+    problems = []
+    if role_definition_guid(role_name_or_id) is None and not _ROLE_DEFINITION_ID.match(role_name_or_id):
+        problems.append(
+            FieldProblem(
+                "role_name_or_id",
+                role_name_or_id,
+                f"expected one of {', '.join(sorted(BUILT_IN_ROLES))}, a role-definition GUID or a role-definition resource ID",
+            )
+        )
+    if not _GRANT_NAME.match(name):
+        problems.append(FieldProblem("name", name, "expected lowercase letters, digits or '-' (e.g. 'models-read')"))
+    return problems
 
 
 class WorkloadIdentity(pulumi.ComponentResource):
@@ -195,6 +218,8 @@ class WorkloadIdentity(pulumi.ComponentResource):
         scope: pulumi.Input[str],
         name: str,
         opts: pulumi.ResourceOptions | None = None,
+        *,
+        condition: str | None = None,
     ) -> authorization.RoleAssignment:
         """Give this identity an Azure role on ``scope``; returns the role assignment, named ``<component>-<name>``.
 
@@ -204,25 +229,15 @@ class WorkloadIdentity(pulumi.ComponentResource):
         :param scope: Resource ID the role applies to; keep it as narrow as the workload allows.
         :param name: Short name for the assignment (lowercase letters, digits, '-'), unique per identity.
         :param opts: Extra resource options, e.g. ``depends_on`` the scope's resource.
+        :param condition: An Azure ABAC role-assignment condition (condition version 2.0) that narrows the
+            role further, e.g. to a blob path prefix (``ModelStore.grant_write``). Default None: none.
         """
+        raise_problems("WorkloadIdentity", self._name, grant_problems(role_name_or_id, name))
         guid = role_definition_guid(role_name_or_id)
-        if guid is None and not _ROLE_DEFINITION_ID.match(role_name_or_id):
-            fail(
-                "WorkloadIdentity",
-                self._name,
-                "role_name_or_id",
-                role_name_or_id,
-                f"expected one of {', '.join(sorted(BUILT_IN_ROLES))}, a role-definition GUID or a role-definition resource ID",
-            )
-        if not _GRANT_NAME.match(name):
-            fail("WorkloadIdentity", self._name, "name", name, "expected lowercase letters, digits or '-' (e.g. 'models-read')")
-
         if guid is None:
-            role_definition_id: pulumi.Input[str] = role_name_or_id
+            role_definition: pulumi.Input[str] = role_name_or_id
         else:
-            role_definition_id = self._subscription_id().apply(
-                lambda sub: f"/subscriptions/{sub}/providers/Microsoft.Authorization/roleDefinitions/{guid}"
-            )
+            role_definition = self._subscription_id().apply(lambda sub: role_definition_id(sub, guid))
         return authorization.RoleAssignment(
             f"{self._name}-{name}",
             scope=scope,
@@ -230,7 +245,8 @@ class WorkloadIdentity(pulumi.ComponentResource):
             # A managed identity is a service principal. Declaring the type also lets ARM skip the
             # directory lookup that fails with PrincipalNotFound while a new identity replicates.
             principal_type="ServicePrincipal",
-            role_definition_id=role_definition_id,
+            role_definition_id=role_definition,
+            **({"condition": condition, "condition_version": "2.0"} if condition else {}),
             opts=pulumi.ResourceOptions.merge(pulumi.ResourceOptions(parent=self), opts),
         )
 

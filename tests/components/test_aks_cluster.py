@@ -3,9 +3,10 @@ import base64
 import pytest
 import yaml
 
-from components import AksCluster
+from components import AksCluster, AksClusterArgs
 from components._base import ComponentInputError
-from components.azure.aks_cluster import AKS_RBAC_CLUSTER_ADMIN_ROLE, kubeconfig_for_login
+from components.azure.aks_cluster import AKS_RBAC_CLUSTER_ADMIN_ROLE, cluster_problems
+from components.azure.kubeconfig import kubeconfig_for_login
 from components.context import AzureScope
 from planner.engine import SECRET
 from tests.conftest import of_type, one, registered_before_error, run_components
@@ -72,7 +73,7 @@ def test_existing_cluster_creates_no_cluster():
     cluster, run = build_cluster(existing={"name": "prod-aks", "resource_group": "rg-prod"})
     assert of_type(run, "ManagedCluster") == [] and of_type(run, "RoleAssignment") == []
     assert len(of_type(run, "pulumi:providers:kubernetes")) == 1
-    assert cluster.tier == "existing"
+    assert cluster.managed_cluster is None and cluster.kubernetes_version is None
 
 
 @pytest.mark.parametrize(
@@ -97,6 +98,19 @@ def test_bad_cluster_input_is_refused_before_anything_is_created(args, expected)
     with pytest.raises(ComponentInputError, match="AksCluster 'aks': invalid arguments") as caught:
         run_components(program)
     assert expected in str(caught.value)
+
+
+def test_a_new_cluster_needs_a_scope():
+    (problem,) = cluster_problems(AksClusterArgs(name="aks-test"), None)
+    assert str(problem) == "scope=None: required to create a cluster (or set existing= to use one)"
+    existing = AksClusterArgs(name="aks-test", existing={"name": "prod-aks", "resource_group": "rg-prod"})
+    assert cluster_problems(existing, None) == []
+    assert cluster_problems(AksClusterArgs(name="aks-test"), AzureScope("rg", "eastus")) == []
+
+    def program():
+        AksCluster("aks", {"name": "aks-test"})
+
+    assert registered_before_error(program, ComponentInputError) == []
 
 
 def test_kubeconfig_login_mode_is_rewritten_for_unattended_runs():

@@ -2,10 +2,18 @@ import pulumi
 import pytest
 
 from components._base import ComponentInputError
-from components.azure.azure_openai import MODEL_PRICES, MODEL_VERSIONS, PRICES_AS_OF, PRICES_SOURCE, AzureOpenAI
+from components.azure.azure_openai import (
+    MODEL_PRICES,
+    MODEL_VERSIONS,
+    PRICES_SOURCE,
+    AzureOpenAI,
+    OpenAIDeploymentArgs,
+    deployment_problems,
+)
 from components.azure.workload_identity import BUILT_IN_ROLES, WorkloadIdentity
-from tests.components.test_workload_identity import ISSUER, run_with_outputs
-from tests.conftest import cluster_context, of_type, one, refusal_message, run_components
+from components.context import AzureScope
+from tests.azure_support import run_with_outputs
+from tests.conftest import ISSUER, cluster_context, of_type, one, refusal_message, run_components
 
 OPENAI_USER_ROLE_ID = (
     "/subscriptions/<computed:subscriptionId>/providers/Microsoft.Authorization/roleDefinitions/"
@@ -20,9 +28,7 @@ def build_openai(grant=False, **args):
     holder = {}
 
     def program():
-        openai = AzureOpenAI(
-            "openai", {"account_name": "contoso-openai", **args}, resource_group_name="rg-test", location="eastus2"
-        )
+        openai = AzureOpenAI("openai", {"account_name": "contoso-openai", **args}, scope=AzureScope("rg-test", "eastus2"))
         if grant:
             identity = WorkloadIdentity(
                 "vllm",
@@ -126,7 +132,7 @@ def test_outputs_endpoint_account_deployments_and_prices():
 
 
 def test_price_table_is_dated_marked_unverified_and_covers_the_default_versions():
-    assert PRICES_AS_OF == "2026-11"
+    assert "collected 2026-11" in PRICES_SOURCE
     assert "UNVERIFIED" in PRICES_SOURCE and "third-party" in PRICES_SOURCE
     assert MODEL_PRICES == {
         "gpt-5.5": (5.00, 30.00),
@@ -212,7 +218,7 @@ def _leaked(resource_type: str) -> bool:
 )
 def test_bad_input_is_refused_before_anything_is_created(args, expected):
     def program():
-        AzureOpenAI("openai", {"account_name": "contoso-openai", **args}, resource_group_name="rg", location="eastus2")
+        AzureOpenAI("openai", {"account_name": "contoso-openai", **args}, scope=AzureScope("rg", "eastus2"))
 
     message = refusal_message(program, "AzureOpenAI", "openai", _leaked)
     assert expected in message
@@ -223,11 +229,29 @@ def test_refusal_explains_how_to_supply_prices():
         AzureOpenAI(
             "openai",
             {"account_name": "contoso-openai", "deployments": [{"name": "o3", "model": "o3", "version": "2025-04-16"}]},
-            resource_group_name="rg",
-            location="eastus2",
+            scope=AzureScope("rg", "eastus2"),
         )
 
     with pytest.raises(ComponentInputError) as caught:
         run_components(program)
     assert "set prompt_per_1m and completion_per_1m in USD per 1M tokens" in str(caught.value)
     assert "gpt-4.1, gpt-4o, gpt-4o-mini, gpt-5.5" in str(caught.value)
+
+
+def test_deployment_problems_name_every_missing_fact_at_once():
+    unknown = OpenAIDeploymentArgs.model_construct(
+        name="o3", model="o3", version=None, prompt_per_1m=None, completion_per_1m=None
+    )
+    assert [p.field for p in deployment_problems(unknown)] == ["version", "prompt_per_1m", "completion_per_1m"]
+    assert deployment_problems(OpenAIDeploymentArgs(name="chat", model="gpt-4.1")) == []
+    with pytest.raises(ComponentInputError) as caught:
+        run_components(
+            lambda: AzureOpenAI(
+                "openai",
+                {"account_name": "contoso-openai", "deployments": [{"name": "o3", "model": "o3"}]},
+                scope=AzureScope("rg", "eastus2"),
+            )
+        )
+    message = str(caught.value)
+    for field in ("version", "prompt_per_1m", "completion_per_1m"):
+        assert f"deployments[0].{field}=None" in message

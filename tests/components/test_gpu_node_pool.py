@@ -2,7 +2,8 @@ import pytest
 
 from components import GpuNodePool, GpuNodePoolArgs
 from components._base import ComponentInputError
-from components.azure.gpu_node_pool import SPOT_TAINT
+from components.azure.gpu_node_pool_args import pool_problems
+from components.core.labels import SPOT_TAINT
 from tests.conftest import cluster_context, of_type, one, registered_before_error, run_components
 
 BASE = {"name": "gpua100", "vm_size": "Standard_NC24ads_A100_v4"}
@@ -148,3 +149,49 @@ def test_args_model_is_usable_directly_and_frozen():
         args.count = 3
     run = run_components(lambda: GpuNodePool("t4", args, cluster=cluster_context("aks", "rg")))
     assert len(of_type(run, "AgentPool")) == 1
+
+
+def test_pool_problems_reports_every_broken_rule_at_once():
+    """Before: the first broken rule hid the others; now every one is named in one refusal."""
+    t4 = GpuNodePoolArgs.model_construct(
+        **{
+            **GpuNodePoolArgs(name="t4", vm_size="Standard_NC4as_T4_v3").model_dump(),
+            "mig_profile": "MIG1g",
+            "driver": "none",
+            "min_count": 3,
+            "max_count": 2,
+            "spot_max_price": 2.5,
+            "rdma": True,
+            "max_surge": "0",
+            "max_unavailable": "0",
+        }
+    )
+    assert [p.field for p in pool_problems(t4)] == [
+        "mig_profile",
+        "mig_profile",
+        "rdma",
+        "min_count",
+        "count",
+        "spot_max_price",
+        "max_unavailable",
+    ]
+    assert pool_problems(GpuNodePoolArgs(**BASE)) == []
+    with pytest.raises(ComponentInputError) as caught:
+        run_components(
+            lambda: GpuNodePool(
+                "gpu", {**BASE, "rdma": True, "min_count": 3, "max_count": 2}, cluster=cluster_context("aks-test", "rg-test")
+            )
+        )
+    message = str(caught.value)
+    assert "rdma=True: Standard_NC24ads_A100_v4 is not RDMA-capable" in message
+    assert "min_count=3: must be at most max_count (2)" in message
+
+
+def test_system_pool_rules():
+    system = GpuNodePoolArgs.model_construct(
+        **{**GpuNodePoolArgs(**BASE).model_dump(), "mode": "System", "spot": True, "count": 0}
+    )
+    assert [str(p) for p in pool_problems(system)] == [
+        "count=0: a system pool needs at least one node",
+        "spot=True: AKS system pools cannot use Spot VMs; use mode 'User'",
+    ]

@@ -14,11 +14,14 @@ from components.azure.grafana import (
     ManagedGrafana,
     ManagedGrafanaArgs,
     endpoint_of,
+    grafana_problems,
     principal_id_of,
 )
 from components.azure.monitoring import ManagedPrometheus
+from components.context import AzureScope
 from planner.engine import PlaceholderMocks, RecordingMonitor
-from tests.conftest import REPO, of_type, one, refusal_message, run_components
+from tests.conftest import REPO, cluster_context, of_type, one, refusal_message, run_components
+from tests.dashboard_metrics import ALLOWED, VLLM_METRICS, metric_names
 
 WORKSPACE_ID = "/subscriptions/0000/resourceGroups/rg-mon/providers/Microsoft.Monitor/accounts/amw-shared"
 CLUSTER_ID = "/subscriptions/0000/resourceGroups/rg-test/providers/Microsoft.ContainerService/managedClusters/aks-test"
@@ -30,77 +33,6 @@ MONITORING_DATA_READER = "b0d8363b-8ddd-447d-831f-62ca05bff136"
 # ---------------------------------------------------------------------------------------------------------
 # The dashboard
 # ---------------------------------------------------------------------------------------------------------
-
-VLLM_METRICS = {
-    # vLLM V1 Prometheus metrics (vllm-project/vllm docs/design metrics; kv_cache_usage_perc replaced V0's
-    # gpu_cache_usage_perc), scraped by VllmService's PodMonitor.
-    "vllm:num_requests_waiting",
-    "vllm:num_requests_running",
-    "vllm:kv_cache_usage_perc",
-    "vllm:prompt_tokens_total",
-    "vllm:generation_tokens_total",
-    "vllm:e2e_request_latency_seconds_bucket",
-}
-GATEWAY_METRICS = {
-    # Envoy AI Gateway (envoyproxy/ai-gateway internal/metrics/genai.go): gen_ai.client.token.usage and
-    # gen_ai.server.request.duration histograms. The token histogram is *_token_* in older releases.
-    "gen_ai_client_token_usage_sum",
-    "gen_ai_client_token_usage_count",
-    "gen_ai_client_token_usage_token_sum",
-    "gen_ai_client_token_usage_token_count",
-    "gen_ai_server_request_duration_seconds_bucket",
-    "gen_ai_server_request_duration_seconds_count",
-    "gen_ai_server_request_duration_seconds_sum",
-}
-ROUTER_METRICS = {
-    # vllm-project/semantic-router src/semantic-router/pkg/metrics/metrics.go, served on :9190.
-    "llm_model_routing_modifications_total",
-    "llm_model_requests_total",
-}
-ALLOWED = VLLM_METRICS | GATEWAY_METRICS | ROUTER_METRICS
-
-_KEYWORDS = {
-    "by",
-    "without",
-    "on",
-    "ignoring",
-    "group_left",
-    "group_right",
-    "bool",
-    "and",
-    "or",
-    "unless",
-    "offset",
-    "inf",
-    "nan",
-}
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'')
-_NAME_MATCHER = re.compile(r'__name__\s*(=~|=)\s*"((?:[^"\\]|\\.)*)"')
-_GROUPING = re.compile(r"\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)")
-_IDENTIFIER = re.compile(r"(?<![\w.:$])[A-Za-z_:][\w:]*")
-
-
-def metric_names(expr: str) -> tuple[set[str], set[str]]:
-    """The metric names an expression selects, and the ``__name__`` regexes it selects with.
-
-    Drops Grafana variables, string literals (label values), label matchers, range and subquery windows,
-    grouping clauses (label names), function names (an identifier followed by ``(``) and PromQL keywords;
-    what is left are metric names.
-    """
-    regexes = {value for op, value in _NAME_MATCHER.findall(expr) if op == "=~"}
-    exact = {value for op, value in _NAME_MATCHER.findall(expr) if op == "="}
-    text = re.sub(r"\$\{\w+(:\w+)?\}|\$\w+", " ", expr)
-    text = _STRING.sub('""', text)
-    text = re.sub(r"\{[^}]*\}", " ", text)
-    text = re.sub(r"\[[^\]]*\]", " ", text)
-    text = _GROUPING.sub(" ", text)
-    names = set(exact)
-    for match in _IDENTIFIER.finditer(text):
-        word = match.group(0)
-        if re.match(r"\s*\(", text[match.end() :]) or word.lower() in _KEYWORDS:
-            continue
-        names.add(word)
-    return names, regexes
 
 
 @pytest.mark.parametrize(
@@ -254,7 +186,7 @@ class GrafanaMocks(PlaceholderMocks):
         return resource_id, state
 
 
-def build(args=None, prometheus=WORKSPACE_ID, resource_group_name="rg-test", **params):
+def build(args=None, prometheus=WORKSPACE_ID, resource_group_name="rg-test"):
     holder = {}
 
     def program():
@@ -262,9 +194,8 @@ def build(args=None, prometheus=WORKSPACE_ID, resource_group_name="rg-test", **p
         grafana = ManagedGrafana(
             "grafana",
             args if args is not None else {"workspace_name": "grafana-test"},
+            scope=AzureScope(resource_group_name, "eastus"),
             prometheus=source,
-            resource_group_name=resource_group_name,
-            **({"location": "eastus"} | params),
         )
         holder["grafana"] = grafana
         for key in ("endpoint", "grafana_id", "principal_id", "import_command", "dashboard_path"):
@@ -329,7 +260,7 @@ def test_import_command_follows_a_computed_resource_group():
 def test_managed_prometheus_component_is_accepted():
     def prometheus():
         return ManagedPrometheus(
-            "prom", {"workspace_name": "amw-test"}, cluster_id=CLUSTER_ID, resource_group_name="rg-test", location="eastus"
+            "prom", {"workspace_name": "amw-test"}, cluster=cluster_context(resource_group_name="rg-test", cluster_id=CLUSTER_ID)
         )
 
     _, run = build(prometheus=prometheus)
@@ -451,14 +382,22 @@ def test_outputs_are_read_defensively(read, value, expected):
             "prometheus='/subscriptions/0000/resourceGroups/rg/providers/Microsoft.OperationalInsights/…: expected a ManagedPrometheus",
         ),
         ({"workspace_name": "grafana-test"}, {"prometheus": None}, "prometheus=None: expected a ManagedPrometheus"),
-        ({"workspace_name": "grafana-test"}, {"location": None}, "location=None: required"),
+        ({"workspace_name": "grafana-test"}, {"location": None}, "scope.location=None: required"),
     ],
 )
 def test_bad_input_is_refused_before_anything_is_created(args, params, expected):
     params = {"prometheus": WORKSPACE_ID, "location": "eastus"} | params
 
     def program():
-        ManagedGrafana("grafana", args, resource_group_name="rg-test", **params)
+        ManagedGrafana("grafana", args, scope=AzureScope("rg-test", params["location"]), prometheus=params["prometheus"])
 
     message = refusal_message(program, "ManagedGrafana", "grafana", lambda t: t.startswith("azure-native:"))
     assert expected in message
+
+
+def test_grafana_problems_reports_every_problem_at_once():
+    law = "/subscriptions/0000/resourceGroups/rg/providers/Microsoft.OperationalInsights/workspaces/law"
+    assert [p.field for p in grafana_problems(law, AzureScope("rg", None))] == ["prometheus", "scope.location"]
+    assert [p.field for p in grafana_problems(42, AzureScope("rg", "eastus"))] == ["prometheus"]
+    assert grafana_problems(WORKSPACE_ID, AzureScope("rg", "eastus")) == []
+    assert grafana_problems(pulumi.Output.from_input(WORKSPACE_ID), AzureScope("rg", "eastus")) == []

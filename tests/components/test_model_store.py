@@ -4,10 +4,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from components._base import ComponentInputError
-from components.azure.model_store import ModelStore
+from components.azure.model_store import ModelStore, ModelStoreArgs, store_problems
 from components.azure.workload_identity import BUILT_IN_ROLES, WorkloadIdentity
-from tests.components.test_workload_identity import ISSUER, run_with_outputs
-from tests.conftest import cluster_context, of_type, one, registered_before_error, run_components
+from components.context import AzureScope
+from tests.azure_support import run_with_outputs
+from tests.conftest import ISSUER, cluster_context, of_type, one, registered_before_error, run_components
 
 READER_ROLE_ID = (
     "/subscriptions/<computed:subscriptionId>/providers/Microsoft.Authorization/roleDefinitions/"
@@ -19,7 +20,7 @@ def build_store(grant=False, location="eastus", **args):
     holder = {}
 
     def program():
-        store = ModelStore("models", {"account_name": "gpumodels01", **args}, resource_group_name="rg-test", location=location)
+        store = ModelStore("models", {"account_name": "gpumodels01", **args}, scope=AzureScope("rg-test", location))
         if grant:
             identity = WorkloadIdentity(
                 "vllm",
@@ -137,7 +138,7 @@ def test_existing_account_creates_only_the_role_assignment():
 )
 def test_bad_store_input_is_refused_before_anything_is_created(args, expected):
     def program():
-        ModelStore("models", {"account_name": "gpumodels01", **args}, resource_group_name="rg", location="eastus")
+        ModelStore("models", {"account_name": "gpumodels01", **args}, scope=AzureScope("rg", "eastus"))
 
     assert registered_before_error(program, ComponentInputError) == []
     with pytest.raises(ComponentInputError, match="ModelStore 'models': invalid arguments") as caught:
@@ -147,11 +148,18 @@ def test_bad_store_input_is_refused_before_anything_is_created(args, expected):
 
 def test_new_account_needs_a_location():
     def program():
-        ModelStore("models", {"account_name": "gpumodels01"}, resource_group_name="rg")
+        ModelStore("models", {"account_name": "gpumodels01"}, scope=AzureScope("rg", None))
 
     assert registered_before_error(program, ComponentInputError) == []
-    with pytest.raises(ComponentInputError, match="location=None: required to create a storage account"):
+    with pytest.raises(ComponentInputError, match=r"scope\.location=None: required to create a storage account"):
         run_components(program)
+
+
+def test_store_problems_need_a_region_only_for_a_new_account():
+    (problem,) = store_problems(ModelStoreArgs(account_name="gpumodels01"), AzureScope("rg", None))
+    assert str(problem) == "scope.location=None: required to create a storage account (or set create=False to use one)"
+    assert store_problems(ModelStoreArgs(account_name="gpumodels01", create=False), AzureScope("rg", None)) == []
+    assert store_problems(ModelStoreArgs(account_name="gpumodels01"), AzureScope("rg", "eastus")) == []
 
 
 @pytest.mark.parametrize(

@@ -6,15 +6,26 @@ import pulumi
 import pytest
 
 from components._base import ComponentInputError
-from components.azure.monitoring import ASSOCIATION_NAME, ManagedPrometheus, query_endpoint_of
+from components.azure.monitoring import (
+    ASSOCIATION_NAME,
+    ManagedPrometheus,
+    ManagedPrometheusArgs,
+    prometheus_problems,
+    query_endpoint_of,
+)
 from planner.analyzer import analyze
 from planner.engine import PlaceholderMocks, RecordingMonitor
-from tests.conftest import of_type, one, registered_before_error, run_components
+from tests.conftest import cluster_context, of_type, one, registered_before_error, run_components
 
 CLUSTER_ID = "/subscriptions/0000/resourceGroups/rg-test/providers/Microsoft.ContainerService/managedClusters/aks-test"
 WORKSPACE_ID = "/subscriptions/0000/resourceGroups/rg-mon/providers/Microsoft.Monitor/accounts/amw-shared"
 ENDPOINT = "https://amw-test-a1b2.eastus.prometheus.monitor.azure.com"
 STREAM = "Microsoft-PrometheusMetrics"
+
+
+def cluster(**fields):
+    """The tests' cluster as ManagedPrometheus sees it: its ID, resource group and region, add-on on."""
+    return cluster_context(**({"resource_group_name": "rg-test", "cluster_id": CLUSTER_ID, "location": "eastus"} | fields))
 
 
 class MetricsMocks(PlaceholderMocks):
@@ -37,13 +48,7 @@ def build(args=None, mocks=None, **params):
     holder = {}
 
     def program():
-        prom = ManagedPrometheus(
-            "prom",
-            args if args is not None else {"workspace_name": "amw-test"},
-            cluster_id=CLUSTER_ID,
-            resource_group_name="rg-test",
-            **({"location": "eastus"} | params),
-        )
+        prom = ManagedPrometheus("prom", args if args is not None else {"workspace_name": "amw-test"}, cluster=cluster(**params))
         holder["prom"] = prom
         pulumi.export("workspace_id", prom.workspace_id)
         pulumi.export("query_endpoint", prom.query_endpoint)
@@ -185,17 +190,18 @@ def test_query_endpoint_is_read_defensively(metrics, expected):
         ),
         ({"workspace_name": "amw", "collection_name": "MSProm_bad"}, {}, "collection_name='MSProm_bad'"),
         ({"workspace_name": "amw", "retention_days": 30}, {}, "retention_days=30: unknown key"),
-        ({"workspace_name": "amw"}, {"location": None}, "location=None: required to create a workspace"),
+        ({"workspace_name": "amw"}, {"location": None}, "cluster.location=None: required to create a workspace"),
         (
             {"workspace_name": "amw"},
             {"metrics_addon_enabled": False},
-            "metrics_addon_enabled=False: the cluster's managed Prometheus add-on is off",
+            "cluster.metrics_addon_enabled=False: the cluster's managed Prometheus add-on is off",
         ),
+        ({"workspace_name": "amw"}, {"cluster_id": None}, "cluster.cluster_id=None: required by this component"),
     ],
 )
 def test_bad_input_is_refused_before_anything_is_created(args, params, expected):
     def program():
-        ManagedPrometheus("prom", args, cluster_id=CLUSTER_ID, resource_group_name="rg-test", **({"location": "eastus"} | params))
+        ManagedPrometheus("prom", args, cluster=cluster(**params))
 
     assert registered_before_error(program, ComponentInputError) == []
     with pytest.raises(ComponentInputError, match="ManagedPrometheus 'prom': invalid arguments") as caught:
@@ -207,11 +213,26 @@ def test_a_long_component_name_needs_an_explicit_collection_name():
     name = "prometheus-for-the-production-inference-cluster"
 
     def program():
-        ManagedPrometheus(name, {"workspace_name": "amw"}, cluster_id=CLUSTER_ID, resource_group_name="rg", location="eastus")
+        ManagedPrometheus(name, {"workspace_name": "amw"}, cluster=cluster(resource_group_name="rg"))
 
     assert registered_before_error(program, ComponentInputError) == []
     with pytest.raises(ComponentInputError, match=f"collection_name='MSProm-{name}': the default MSProm-<component name>"):
         run_components(program)
+
+
+def test_prometheus_problems_reports_every_problem_at_once():
+    name = "prometheus-for-the-production-inference-cluster"
+    args = ManagedPrometheusArgs(workspace_name="amw")
+    context = cluster(cluster_id=None, location=None, metrics_addon_enabled=False)
+    assert [p.field for p in prometheus_problems(name, args, context)] == [
+        "cluster.cluster_id",
+        "cluster.metrics_addon_enabled",
+        "cluster.location",
+        "collection_name",
+    ]
+    assert prometheus_problems("prom", args, cluster()) == []
+    existing = ManagedPrometheusArgs(existing_workspace_id=WORKSPACE_ID, collection_name="MSProm-shared")
+    assert prometheus_problems(name, existing, cluster(location=None)) == [], "an existing workspace brings its region"
 
 
 def test_policy_pack_has_no_mandatory_objection():

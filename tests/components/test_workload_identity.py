@@ -3,43 +3,18 @@ import pytest
 
 from components import AksCluster
 from components._base import ComponentInputError
-from components.azure.workload_identity import BUILT_IN_ROLES, WorkloadIdentity, role_definition_guid
+from components.azure.workload_identity import (
+    BUILT_IN_ROLES,
+    WorkloadIdentity,
+    grant_problems,
+    role_definition_guid,
+    role_definition_id,
+)
 from components.context import AzureScope
-from planner.engine import PlaceholderMocks, RecordingMonitor, placeholder
-from tests.conftest import cluster_context, of_type, one, registered_before_error, run_components
+from tests.azure_support import run_with_outputs
+from tests.conftest import ISSUER, cluster_context, of_type, one, registered_before_error, run_components
 
-ISSUER = "https://eastus.oic.prod-aks.azure.com/tenant/issuer/"
 SCOPE = "/subscriptions/sub/resourceGroups/rg/providers/Microsoft.Monitor/accounts/amw"
-
-
-class AzureOutputMocks(PlaceholderMocks):
-    """The planner's mocks plus placeholders for what Azure computes on identities and storage
-    accounts, so that tests can follow those outputs into the resources that consume them."""
-
-    def __init__(self):
-        self.calls: list[tuple[str, dict]] = []
-
-    def new_resource(self, args: pulumi.runtime.MockResourceArgs):
-        resource_id, state = super().new_resource(args)
-        if args.typ == "azure-native:managedidentity:UserAssignedIdentity":
-            state["clientId"] = placeholder(f"{args.name}.clientId")
-            state["principalId"] = placeholder(f"{args.name}.principalId")
-        if args.typ == "azure-native:storage:StorageAccount":
-            state["primaryEndpoints"] = {"blob": placeholder(f"{args.name}.blob")}
-        return resource_id, state
-
-    def call(self, args: pulumi.runtime.MockCallArgs):
-        self.calls.append((args.token, dict(args.args)))
-        if args.token == "azure-native:storage:getStorageAccount":
-            name = args.args["accountName"]
-            return {"name": name, "primaryEndpoints": {"blob": f"https://{name}.blob.core.windows.net/"}}
-        return super().call(args)
-
-
-def run_with_outputs(program):
-    """Run ``program`` under ``AzureOutputMocks``; return the run and the mocks (for invoke calls)."""
-    mocks = AzureOutputMocks()
-    return run_components(program, monitor=RecordingMonitor(mocks)), mocks
 
 
 def build_identity(grants=(), **args):
@@ -138,6 +113,7 @@ def test_grant_by_built_in_name_assigns_that_role_to_the_identity(role):
 def test_built_in_role_guids_are_the_published_ones():
     assert BUILT_IN_ROLES == {
         "Storage Blob Data Reader": "2a2b9908-6ea1-4ae2-8e65-a410df84e7d1",
+        "Storage Blob Data Contributor": "ba92f5b4-2d11-453d-a403-e96b0029c9fe",
         "Monitoring Data Reader": "b0d8363b-8ddd-447d-831f-62ca05bff136",
         "Cognitive Services OpenAI User": "5e0bd9bd-7b93-4f28-af87-19fc36ad61bd",
         "Monitoring Metrics Publisher": "3913510d-42f4-4e42-8a64-420c390055eb",
@@ -172,6 +148,8 @@ def test_grant_by_guid_or_full_role_definition_id():
     ],
 )
 def test_bad_grant_is_refused_before_any_role_assignment(role, name, expected):
+    assert any(expected in str(problem) for problem in grant_problems(role, name))
+
     def program():
         WorkloadIdentity(
             "vllm",
@@ -231,3 +209,13 @@ def test_role_definition_guid_lookup():
     assert role_definition_guid("Monitoring Data Reader") == "b0d8363b-8ddd-447d-831f-62ca05bff136"
     assert role_definition_guid("5E0BD9BD-7B93-4F28-AF87-19FC36AD61BD") == "5e0bd9bd-7b93-4f28-af87-19fc36ad61bd"
     assert role_definition_guid("Reader") is None
+    assert role_definition_id("sub", "b0d8363b-8ddd-447d-831f-62ca05bff136") == (
+        "/subscriptions/sub/providers/Microsoft.Authorization/roleDefinitions/b0d8363b-8ddd-447d-831f-62ca05bff136"
+    )
+
+
+def test_grant_problems_reports_every_problem_at_once():
+    problems = grant_problems("Storage Blob Data Owner", "Models_Read")
+    assert [p.field for p in problems] == ["role_name_or_id", "name"]
+    assert grant_problems("Storage Blob Data Reader", "models-read") == []
+    assert grant_problems("2A2B9908-6EA1-4AE2-8E65-A410DF84E7D1", "by-guid") == []
