@@ -6,7 +6,14 @@ _EXPORTS = {
     "KaitoWorkspace": ".kaito_workspace",
     "KaitoWorkspaceArgs": ".kaito_workspace",
     "VllmService": ".vllm_service",
-    "VllmServiceArgs": ".vllm_service",
+    "VllmServiceArgs": ".vllm_service_args",
+    "ActiveHours": ".vllm_service_args",
+    "AutoscalingArgs": ".vllm_service_args",
+    "DisaggregationArgs": ".vllm_service_args",
+    "GpuPlacement": ".vllm_service_args",
+    "VllmSecrets": ".vllm_service_args",
+    "ScalingMonitor": ".vllm_service_args",
+    "AzureServices": ".vllm_service_args",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -9,16 +9,18 @@ and ``inference`` sit beside ``metadata``, not under ``spec``), ``api/v1beta1/wo
 
 from __future__ import annotations
 
-import re
-
 import pulumi
-import pulumi_kubernetes as k8s
 from pydantic import Field, field_validator, model_validator
 
-from .._base import PACKAGE, StrictModel, fail, validate_args
+from .._base import PACKAGE, StrictModel, kubernetes_provider, raise_problems, validate_args
 from .._k8s import KubernetesObject
+from ..context import ClusterContext
 from ..core import catalog
+from ..core.endpoints import KAITO_POD_PORT as POD_PORT  # noqa: F401 (the gateway imports it from here until it reads core.endpoints)
+from ..core.endpoints import KAITO_SERVICE_PORT
+from ..core.endpoints import KAITO_SERVICE_PORT as SERVICE_PORT  # noqa: F401 (likewise)
 from ..core.errors import FieldProblem
+from ..core.names import DNS_LABEL, DNS_SUBDOMAIN, LABEL_NAME, LABEL_VALUE
 
 API_VERSION = "kaito.sh/v1beta1"
 KIND = "Workspace"
@@ -41,27 +43,19 @@ GATED_PRESETS = frozenset({"llama-3.1-8b-instruct"})
 (meta-llama/Llama-3.1-8B-Instruct; ``downloadAtRuntime: true`` in supported_models.yaml). KAITO's
 webhook refuses such a workspace without ``presetOptions.modelAccessSecret``."""
 
-SERVICE_PORT = 80
-"""KAITO's Service maps port 80 ("http") to the inference server's port 5000 (``GenerateServiceManifest``)."""
-POD_PORT = 5000
-"""The inference server's port in the pod (kaito@v0.6.0 pkg/workspace/inference/preset_inferences.go:45-52)."""
 WORKSPACE_LABEL = "kaito.sh/workspace"
 """The one label KAITO puts on a workspace's inference pods, also its Service selector
 (kaito@v0.6.0 pkg/workspace/manifests/manifests.go:61-63, 203-205)."""
 
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
-_DNS_SUBDOMAIN = re.compile(r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_LABEL_NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)$")
-_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$")
 _KAITO_PREFIX = "kaito.sh/"
 
 
 def _check_label_key(key: str) -> str | None:
     """Why a label key is not valid Kubernetes syntax, or None."""
     prefix, _, name = key.rpartition("/")
-    if prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)):
+    if prefix and not DNS_SUBDOMAIN.match(prefix):
         return f"label key {key!r}: the prefix must be a DNS subdomain"
-    if not _LABEL_NAME.match(name):
+    if not LABEL_NAME.match(name):
         return f"label key {key!r}: the name must be 1-63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
     return None
 
@@ -74,7 +68,7 @@ class KaitoWorkspaceArgs(StrictModel):
     """Workspace name, also the name of the Service KAITO creates: a DNS label (lowercase letters,
     digits and '-', at most 63), which KAITO's webhook enforces. Required."""
 
-    namespace: str = Field("default", pattern=r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+    namespace: str = Field("default", pattern=DNS_LABEL.pattern)
     """Namespace of the workspace, its Service and the model access secret. Default ``default``, where
     KAITO's own examples run; the namespace must exist, this component does not create it."""
 
@@ -102,7 +96,7 @@ class KaitoWorkspaceArgs(StrictModel):
     @field_validator("name")
     @classmethod
     def _check_name(cls, value: str) -> str:
-        if not _DNS_LABEL.match(value):
+        if not DNS_LABEL.match(value):
             raise ValueError(
                 "KAITO workspace names are DNS labels: 1-63 lowercase letters, digits or '-', starting and ending with a letter or digit"
             )
@@ -142,7 +136,7 @@ class KaitoWorkspaceArgs(StrictModel):
                 raise ValueError(problem)
             if key.startswith(_KAITO_PREFIX):
                 raise ValueError(f"label key {key!r}: {_KAITO_PREFIX} keys belong to KAITO, which ignores them in selectors")
-            if not _LABEL_VALUE.match(label):
+            if not LABEL_VALUE.match(label):
                 raise ValueError(
                     f"label value {label!r}: at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
                 )
@@ -151,7 +145,7 @@ class KaitoWorkspaceArgs(StrictModel):
     @field_validator("model_access_secret")
     @classmethod
     def _check_secret(cls, value: str | None) -> str | None:
-        if value is not None and not _DNS_SUBDOMAIN.match(value):
+        if value is not None and not DNS_SUBDOMAIN.match(value):
             raise ValueError("Secret names are DNS subdomains: lowercase letters, digits, '-' and '.'")
         return value
 
@@ -167,6 +161,7 @@ class KaitoWorkspaceArgs(StrictModel):
         return self
 
     def selector(self) -> dict[str, str]:
+        """The labels of the workspace's nodes: ``label_selector``, else ``{"apps": <name>}``."""
         return self.label_selector or {"apps": self.name}
 
     def manifest(self) -> dict:
@@ -187,6 +182,20 @@ class KaitoWorkspaceArgs(StrictModel):
         }
 
 
+def kaito_workspace_problems(cluster: ClusterContext) -> list[FieldProblem]:
+    """Why the cluster cannot run a KAITO workspace: without the add-on the Workspace kind does not exist."""
+    if cluster.kaito_enabled:
+        return []
+    return [
+        FieldProblem(
+            "cluster.kaito_enabled",
+            False,
+            "the cluster does not run the AI toolchain operator (KAITO) add-on; set kaito: true on the cluster "
+            "(aiToolchainOperatorProfile.enabled) or serve the model with VllmService on a GpuNodePool",
+        )
+    ]
+
+
 class KaitoWorkspace(pulumi.ComponentResource):
     """One KAITO preset model on the AKS AI toolchain operator add-on.
 
@@ -204,42 +213,39 @@ class KaitoWorkspace(pulumi.ComponentResource):
     served_model_name: str
     """The ``model`` clients send: KAITO serves a preset under its preset name."""
     pod_labels: dict[str, str]
+    """The labels of the workspace's inference pods (KAITO's one label), for routes and policies."""
     endpoint: str
+    instance_type: str
+    """The GPU VM size KAITO provisions, for cost per token."""
+    count: int
+    """How many nodes of ``instance_type`` the workspace holds."""
     workspace: pulumi.CustomResource
 
     def __init__(
         self,
         name: str,
         args: KaitoWorkspaceArgs | dict,
-        provider: k8s.Provider,
-        kaito_enabled: bool,
         opts: pulumi.ResourceOptions | None = None,
+        *,
+        cluster: ClusterContext,
     ):
         """
         :param name: Logical name; the workspace resource is ``<name>-workspace``.
         :param args: Settings, a ``KaitoWorkspaceArgs`` or a dict of its fields.
-        :param provider: Kubernetes provider of the cluster (``AksCluster.provider``).
-        :param kaito_enabled: Whether the cluster runs the AI toolchain operator add-on
-            (``AksClusterArgs.kaito``); without it the Workspace kind does not exist.
-        :param opts: Standard Pulumi resource options.
+        :param opts: Standard Pulumi resource options; a Kubernetes provider in ``provider``/``providers``
+            takes precedence over the cluster's.
+        :param cluster: The AKS cluster (``AksCluster.context``): its Kubernetes provider, and
+            ``kaito_enabled``, whether it runs the AI toolchain operator add-on (``AksClusterArgs.kaito``).
         """
         args = validate_args(KaitoWorkspaceArgs, args, "KaitoWorkspace", name)
-        if not kaito_enabled:
-            fail(
-                "KaitoWorkspace",
-                name,
-                "kaito_enabled",
-                False,
-                "the cluster does not run the AI toolchain operator (KAITO) add-on; set kaito: true on the cluster "
-                "(aiToolchainOperatorProfile.enabled) or serve the model with VllmService on a GpuNodePool",
-            )
+        raise_problems("KaitoWorkspace", name, kaito_workspace_problems(cluster))
         super().__init__(f"{PACKAGE}:index:KaitoWorkspace", name, None, opts)
         self.workspace = KubernetesObject(
             f"{name}-workspace",
             args.manifest(),
             pulumi.ResourceOptions(
                 parent=self,
-                provider=provider,
+                provider=kubernetes_provider(opts, cluster.provider),
                 # KAITO's webhook refuses updates to resource.{count,instanceType,labelSelector} and
                 # inference.preset; the name is fixed, so the old workspace must go first.
                 replace_on_changes=["resource", "inference"],
@@ -250,9 +256,8 @@ class KaitoWorkspace(pulumi.ComponentResource):
         self.namespace = args.namespace
         # KAITO runs vLLM with --served-model-name=<preset> (kaito@v0.6.0 pkg/model/interface.go:266-268).
         self.served_model_name = args.preset
-        self.preset = args.preset
         self.instance_type = args.instance_type
         self.count = args.count
         self.pod_labels = {WORKSPACE_LABEL: args.name}
-        self.endpoint = f"http://{args.name}.{args.namespace}.svc.cluster.local:{SERVICE_PORT}/v1"
+        self.endpoint = f"http://{args.name}.{args.namespace}.svc.cluster.local:{KAITO_SERVICE_PORT}/v1"
         self.register_outputs({"service_name": self.service_name, "endpoint": self.endpoint})

@@ -5,12 +5,18 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
-from components._base import ComponentInputError
-from components.serving.kaito_workspace import GATED_PRESETS, PRESETS, KaitoWorkspace
+from components._base import ComponentInputError, raise_problems, validate_args
+from components.serving.kaito_workspace import (
+    GATED_PRESETS,
+    PRESETS,
+    KaitoWorkspace,
+    KaitoWorkspaceArgs,
+    kaito_workspace_problems,
+)
 from planner.analyzer import analyze
 from planner.engine import PlaceholderMocks, RecordingMonitor
 from planner.render import kubernetes_object
-from tests.conftest import one, registered_before_error, run_components
+from tests.conftest import cluster_context, of_type, one, registered_before_error, run_components
 
 A100 = "Standard_NC24ads_A100_v4"
 PHI = {"name": "phi-4-mini", "preset": "phi-4-mini-instruct", "instance_type": A100}
@@ -29,12 +35,15 @@ class OptionsMonitor(RecordingMonitor):
         return super().RegisterResource(request)
 
 
-def build(args=None, kaito_enabled=True, monitor=None):
+def build(args=None, monitor=None, in_opts=False):
+    """Build one workspace; its provider comes from the cluster context, or with ``in_opts`` from ``opts``."""
     holder = {}
 
     def program():
         provider = k8s.Provider("k8s", kubeconfig="x")
-        workspace = KaitoWorkspace("kaito", args or PHI, provider=provider, kaito_enabled=kaito_enabled)
+        cluster = cluster_context(provider=None if in_opts else provider, kaito_enabled=True)
+        opts = pulumi.ResourceOptions(provider=provider) if in_opts else None
+        workspace = KaitoWorkspace("kaito", args or PHI, opts, cluster=cluster)
         holder["workspace"] = workspace
         pulumi.export("service_name", workspace.service_name)
         pulumi.export("endpoint", workspace.endpoint)
@@ -70,6 +79,21 @@ def test_workspace_goes_through_the_cluster_provider_under_the_component(default
     assert workspace.custom and workspace.is_kubernetes
     assert workspace.parent == one(run, "aks-gpu:index:KaitoWorkspace").urn
     assert workspace.options["provider"] == one(run, "pulumi:providers:kubernetes").urn
+
+
+def test_a_provider_in_opts_serves_when_the_cluster_has_none():
+    _, run = build(in_opts=True)
+    assert one(run, WORKSPACE).options["provider"] == one(run, "pulumi:providers:kubernetes").urn
+
+
+def test_a_provider_in_opts_wins_over_the_clusters():
+    def program():
+        cluster = cluster_context(provider=k8s.Provider("cluster", kubeconfig="x"), kaito_enabled=True)
+        KaitoWorkspace("kaito", PHI, pulumi.ResourceOptions(provider=k8s.Provider("other", kubeconfig="y")), cluster=cluster)
+
+    run = run_components(program)
+    providers = {r.name: r.urn for r in of_type(run, "pulumi:providers:kubernetes")}
+    assert one(run, WORKSPACE).options["provider"] == providers["other"]
 
 
 def test_outputs_name_the_service_kaito_creates(default_build):
@@ -110,7 +134,11 @@ def test_every_ungated_preset_is_accepted(preset):
 @pytest.mark.parametrize(
     "args, kaito_enabled, expected",
     [
-        (PHI, False, "kaito_enabled=False: the cluster does not run the AI toolchain operator (KAITO) add-on; set kaito: true"),
+        (
+            PHI,
+            False,
+            "cluster.kaito_enabled=False: the cluster does not run the AI toolchain operator (KAITO) add-on; set kaito: true",
+        ),
         (
             {**PHI, "preset": "gpt-4"},
             True,
@@ -142,14 +170,28 @@ def test_every_ungated_preset_is_accepted(preset):
         ({**PHI, "spec": {}}, True, "spec={}: unknown key"),
     ],
 )
-def test_bad_input_is_refused_before_anything_is_created(args, kaito_enabled, expected):
+def test_bad_input_is_refused(args, kaito_enabled, expected):
+    """What the constructor checks before it registers anything: the args, then the cluster."""
+    with pytest.raises(ComponentInputError, match="KaitoWorkspace 'kaito': invalid arguments") as caught:
+        validate_args(KaitoWorkspaceArgs, args, "KaitoWorkspace", "kaito")
+        raise_problems("KaitoWorkspace", "kaito", kaito_workspace_problems(cluster_context(kaito_enabled=kaito_enabled)))
+    assert expected in str(caught.value)
+
+
+def test_a_cluster_with_kaito_has_no_problem():
+    assert kaito_workspace_problems(cluster_context(kaito_enabled=True)) == []
+
+
+@pytest.mark.parametrize(
+    "args, kaito_enabled",
+    [(PHI, False), ({**PHI, "preset": "gpt-4"}, True)],
+    ids=["cluster-without-kaito", "unknown-preset"],
+)
+def test_a_refused_workspace_registers_nothing(args, kaito_enabled):
     def program():
-        KaitoWorkspace("kaito", args, provider=None, kaito_enabled=kaito_enabled)
+        KaitoWorkspace("kaito", args, cluster=cluster_context(kaito_enabled=kaito_enabled))
 
     assert registered_before_error(program, ComponentInputError) == []
-    with pytest.raises(ComponentInputError, match="KaitoWorkspace 'kaito': invalid arguments") as caught:
-        run_components(program)
-    assert expected in str(caught.value)
 
 
 def test_policy_pack_has_no_mandatory_objection(default_build):

@@ -7,6 +7,9 @@ import functools
 import json
 import math
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import SimpleNamespace
 
 import kubernetes_validate
 import pulumi
@@ -14,23 +17,40 @@ import pulumi_kubernetes as k8s
 import pytest
 import yaml
 
-from components import DraDeviceClasses, GpuNodePool, RdmaNetwork
-from components._base import ComponentInputError
+from components import (
+    AzureServices,
+    DraDeviceClasses,
+    DraDeviceClassesArgs,
+    GpuNodePool,
+    GpuNodePoolArgs,
+    GpuPlacement,
+    RdmaNetwork,
+    RdmaNetworkArgs,
+    ScalingMonitor,
+    VllmSecrets,
+    VllmService,
+    VllmServiceArgs,
+)
+from components._base import ComponentInputError, raise_problems, validate_args
 from components.azure.model_store import ModelStore
 from components.azure.workload_identity import BUILT_IN_ROLES, WorkloadIdentity
 from components.core import models
-from components.serving.vllm_service import (
-    BLOB_STREAM_GBPS,
-    HUB_GBPS,
-    INFERENCEPOOL_CHART,
-    WARMUP_SECONDS,
-    ScalingMonitor,
-    VllmService,
-)
+from components.core.labels import is_mig_resource
+from components.serving.vllm_checks import vllm_service_problems
+from components.serving.vllm_disaggregation import INFERENCEPOOL_CHART
+from components.serving.vllm_manifests import BLOB_STREAM_GBPS, HUB_GBPS, WARMUP_SECONDS, dra_template
 from planner.analyzer import analyze
 from planner.render import kubernetes_object
-from tests.components.test_workload_identity import ISSUER
-from tests.conftest import cluster_context, of_type, one, registered_before_error, run_components, run_stack, stack_config
+from tests.conftest import (
+    cluster_context,
+    of_type,
+    one,
+    planned_stack,
+    registered_before_error,
+    run_components,
+    run_stack,
+    stack_config,
+)
 
 A100 = "Standard_NC24ads_A100_v4"
 A100X4 = "Standard_NC96ads_A100_v4"
@@ -67,69 +87,83 @@ SERVICE_CHILDREN = (
 # ---- building -----------------------------------------------------------------------------------
 
 
-def service_program(
-    holder: dict,
-    args: dict,
-    *,
-    pool: str = "a100",
-    pools: tuple[str, ...] | None = None,
-    blob: bool = True,
-    hf_token: bool = False,
-    dra: dict | None = None,
-    rdma: dict | None = None,
-    monitoring: bool = False,
-    api_key="k",
-):
-    """A program that builds the pools (and, if asked, DRA, RDMA, store and identity) and one VllmService.
+@dataclass(frozen=True)
+class Setup:
+    """What a test program builds around the VllmService. ``dra`` and ``rdma`` are the DraDeviceClasses /
+    RdmaNetwork args plus ``pools`` (names from POOLS); ``opts_provider`` makes a Kubernetes provider
+    to pass in the service's ``opts``."""
 
-    ``dra`` and ``rdma`` are the DraDeviceClasses / RdmaNetwork args plus ``pools`` (names from POOLS).
-    """
+    pool: str = "a100"
+    pools: tuple[str, ...] | None = None
+    blob: bool = True
+    hf_token: bool = False
+    dra: dict | None = None
+    rdma: dict | None = None
+    monitoring: bool = False
+    api_key: str = "k"
+    opts_provider: Callable[[], k8s.Provider] | None = None
+
+
+def device_components(setup: Setup, built: dict, cluster) -> tuple[DraDeviceClasses | None, RdmaNetwork | None]:
+    network = classes = None
+    if setup.rdma is not None:
+        settings = dict(setup.rdma)
+        members = [built[p] for p in settings.pop("pools")]
+        network = RdmaNetwork("rdma", settings, pools=members, cluster=cluster)
+    if setup.dra is not None:
+        settings = dict(setup.dra)
+        members = [built[p] for p in settings.pop("pools")]
+        classes = DraDeviceClasses("dra", settings, pools=members, cluster=cluster)
+    return classes, network
+
+
+def blob_access(args: dict, cluster) -> tuple[ModelStore, WorkloadIdentity]:
+    store = ModelStore("models", {"account_name": "gpumodels01"}, scope=cluster.scope)
+    identity = WorkloadIdentity(
+        "llama-identity",
+        {"namespace": args.get("namespace", "gpu-inference"), "service_account": args["name"]},
+        cluster=cluster,
+    )
+    store.grant_read(identity)
+    return store, identity
+
+
+def service_program(holder: dict, args: dict, **options):
+    """A program that builds the pools (and, as ``options`` (``Setup``'s fields) ask, DRA, RDMA, store
+    and identity) and one VllmService."""
+    setup = Setup(**options)
     args = {"name": "llama", "model": LLAMA_8B, **args}
 
     def program():
-        provider = k8s.Provider("k8s", kubeconfig="x")
-        built = {
-            name: GpuNodePool(name, POOLS[name], cluster=cluster_context("aks-test", "rg-test"))
-            for name in dict.fromkeys(pools or (pool,))
-        }
-        network = classes = store = identity = None
-        if rdma is not None:
-            settings = dict(rdma)
-            members = [built[p] for p in settings.pop("pools")]
-            network = RdmaNetwork("rdma", settings, members, provider, kubernetes_version="1.34")
-        if dra is not None:
-            settings = dict(dra)
-            members = [built[p] for p in settings.pop("pools")]
-            classes = DraDeviceClasses("dra", settings, members, provider, kubernetes_version="1.34")
-        if blob:
-            store = ModelStore("models", {"account_name": "gpumodels01"}, resource_group_name="rg-test", location="eastus")
-            identity = WorkloadIdentity(
-                "llama-identity",
-                {"namespace": args.get("namespace", "gpu-inference"), "service_account": args["name"]},
-                cluster=cluster_context(resource_group_name="rg-test", location="eastus", oidc_issuer_url=ISSUER),
-            )
-            store.grant_read(identity)
+        cluster = cluster_context(provider=k8s.Provider("k8s", kubeconfig="x"), kubernetes_version="1.34")
+        names = dict.fromkeys(setup.pools or (setup.pool,))
+        built = {name: GpuNodePool(name, POOLS[name], cluster=cluster) for name in names}
+        classes, network = device_components(setup, built, cluster)
+        store, identity = blob_access(args, cluster) if setup.blob else (None, None)
+        hf_token = pulumi.Output.secret("hf-test-token") if setup.hf_token else None
         try:
             service = VllmService(
                 "llama",
                 args,
-                built[pool],
-                provider,
-                pulumi.Output.secret(api_key),
-                model_store=store,
-                identity=identity,
-                hf_token=pulumi.Output.secret("hf-test-token") if hf_token else None,
-                dra=classes,
-                rdma=network,
-                monitoring=ScalingMonitor(query_endpoint=QUERY_ENDPOINT, keda_client_id=KEDA_CLIENT_ID) if monitoring else None,
+                opts=pulumi.ResourceOptions(provider=setup.opts_provider()) if setup.opts_provider else None,
+                cluster=cluster,
+                placement=GpuPlacement(built[setup.pool], dra=classes, rdma=network),
+                secrets=VllmSecrets(pulumi.Output.secret(setup.api_key), hf_token=hf_token),
+                azure=AzureServices(
+                    model_store=store, identity=identity, monitoring=scaling_monitor() if setup.monitoring else None
+                ),
             )
         except ComponentInputError as err:
             holder["error"] = str(err)
             raise
-        holder.update(service=service, pool=built[pool], store=store, identity=identity)
+        holder.update(service=service, pool=built[setup.pool], store=store, identity=identity)
         pulumi.export("endpoint", service.endpoint)
 
     return program
+
+
+def scaling_monitor() -> ScalingMonitor:
+    return ScalingMonitor(query_endpoint=QUERY_ENDPOINT, keda_client_id=KEDA_CLIENT_ID)
 
 
 def build(args: dict | None = None, **options):
@@ -436,7 +470,7 @@ def test_dra_on_a_mig_pool_checks_the_mig_template(pools, dra):
         claims = pod_of(deployment(run))["resourceClaims"]
         assert claims == [{"name": "gpus", "resourceClaimTemplateName": "a100mig-mig-3g-40gb"}]
     else:
-        message = refusal({"gpu_access": "dra"}, pool="a100mig", pools=pools, dra=dra)
+        message = refusal({"gpu_access": "dra"}, pool="a100mig", dra=dra)
         assert (
             "gpu_access='dra': needs the claim template 'a100mig-mig-3g-40gb': give DraDeviceClasses serving this MIG pool"
             in message
@@ -512,6 +546,14 @@ def test_deployment_replaces_in_place_and_waits_for_account_and_secret(default_b
     assert "ignoreChanges" not in resource.options, "without autoscaling Pulumi owns the replica count"
     assert resource.parent == one(run, "aks-gpu:index:VllmService").urn
     assert resource.options["provider"] == one(run, "pulumi:providers:kubernetes").urn
+
+
+def test_a_provider_in_opts_wins_over_the_clusters():
+    _, run = build(opts_provider=lambda: k8s.Provider("other", kubeconfig="y"))
+    providers = {r.name: r.urn for r in of_type(run, "pulumi:providers:kubernetes")}
+    children = [r for r in run.resources if r.parent == one(run, "aks-gpu:index:VllmService").urn]
+    assert {r.type for r in children} >= set(SERVICE_CHILDREN[:6])
+    assert {r.options["provider"] for r in children} == {providers["other"]}
 
 
 def test_service_pdb_and_pod_monitor(default_build):
@@ -781,7 +823,52 @@ def test_disaggregated_service_passes_the_policy_pack(disaggregated_build):
 # ---- refusals -----------------------------------------------------------------------------------
 
 
+def pool_facts(name: str) -> SimpleNamespace:
+    """What the checks read of a GpuNodePool built from POOLS[name], without the engine."""
+    pool = GpuNodePoolArgs(**POOLS[name])
+    resource, _ = pool.sku.gpu_resource(pool.mig_profile)
+    return SimpleNamespace(pool_name=pool.name, sku=pool.sku, gpu_resource_name=resource, mig_profile=pool.mig_profile)
+
+
+def dra_facts(settings: dict) -> SimpleNamespace:
+    """What the checks read of DraDeviceClasses with these args (plus ``pools``): its namespace and templates."""
+    settings = dict(settings)
+    pools = [pool_facts(p) for p in settings.pop("pools")]
+    dra = DraDeviceClassesArgs(**settings)
+    templates = [f"gpu-{n}" for n in dra.gpu_counts] + [dra_template(p, 1) for p in pools if is_mig_resource(p.gpu_resource_name)]
+    return SimpleNamespace(namespace=dra.namespace, templates=dict.fromkeys(templates, ""))
+
+
+def rdma_facts(settings: dict) -> SimpleNamespace:
+    """What the checks read of an RdmaNetwork with these args (plus ``pools``): its namespace and NICs per pool."""
+    settings = dict(settings)
+    pools = [pool_facts(p) for p in settings.pop("pools")]
+    return SimpleNamespace(
+        namespace=RdmaNetworkArgs(**settings).namespace, nics={p.pool_name: p.sku.infiniband_nics for p in pools}
+    )
+
+
 def refusal(args: dict, **options) -> str:
+    """The message VllmService refuses these inputs with, from the checks it runs before registering
+    anything (the options are service_program's); fails if they pass."""
+    setup = Setup(**options)
+    dra = dra_facts(setup.dra) if setup.dra else None
+    placement = GpuPlacement(pool_facts(setup.pool), dra=dra, rdma=rdma_facts(setup.rdma) if setup.rdma else None)
+    secrets = VllmSecrets("k", hf_token="t" if setup.hf_token else None)
+    azure = AzureServices(
+        model_store=object() if setup.blob else None,
+        identity=object() if setup.blob else None,
+        monitoring=scaling_monitor() if setup.monitoring else None,
+    )
+    with pytest.raises(ComponentInputError) as caught:
+        parsed = validate_args(VllmServiceArgs, {"name": "llama", "model": LLAMA_8B, **args}, "VllmService", "llama")
+        raise_problems("VllmService", "llama", vllm_service_problems(parsed, placement, secrets, azure))
+    message = str(caught.value)
+    assert message.startswith("VllmService 'llama': invalid arguments:\n  - ")
+    return message
+
+
+def engine_refusal(args: dict, **options) -> str:
     """Build expecting a refusal; assert nothing of the service was registered; return the message."""
     holder: dict = {}
     types = registered_before_error(service_program(holder, args, **options), ComponentInputError)
@@ -855,7 +942,7 @@ def test_seventy_b_on_one_a100_names_the_budget():
         ({"rdma": True}, {}, "rdma=True: pool a100 is not an RDMA pool of the given RdmaNetwork"),
         (
             {"rdma": True, "namespace": "llm-d-infra"},
-            {"pools": ("a100", "h100"), "rdma": RDMA_H100},
+            {"rdma": RDMA_H100},
             "rdma=True: pool a100 is not an RDMA pool of the given RdmaNetwork",
         ),
         (
@@ -941,9 +1028,38 @@ def test_seventy_b_on_one_a100_names_the_budget():
         "misspelled-key",
     ],
 )
-def test_bad_input_is_refused_before_anything_of_the_service_exists(args, options, expected):
+def test_bad_input_is_refused(args, options, expected):
     message = refusal(args, **options)
     assert expected in message
+
+
+@pytest.mark.parametrize(
+    "args, options, expected",
+    [
+        (
+            {"model": "meta-llama/Llama-3.1-70B-Instruct"},
+            {},
+            ["model='meta-llama/Llama-3.1-70B-Instruct': cannot load on Standard_NC24ads_A100_v4"],
+        ),
+        ({"replica": 2}, {}, ["replica=2: unknown key"]),
+        (
+            {"gpu_access": "dra", "rdma": True, "autoscaling": {"max_replicas": 2}},
+            {"blob": False},
+            [
+                "source='blob': give model_store and identity",
+                "gpu_access='dra': needs DraDeviceClasses with a gpu-1 claim template",
+                "rdma=True: pool a100 is not an RDMA pool of the given RdmaNetwork",
+                "autoscaling='set': needs the cluster's managed Prometheus",
+            ],
+        ),
+    ],
+    ids=["does-not-fit", "misspelled-key", "four-missing-dependencies"],
+)
+def test_a_refused_service_registers_nothing_and_names_every_problem(args, options, expected):
+    message = engine_refusal(args, **options)
+    assert message == refusal(args, **options), "the program refuses with what the checks find"
+    for problem in expected:
+        assert problem in message
 
 
 def test_unknown_model_lists_the_catalog_and_how_to_give_facts():
@@ -957,7 +1073,7 @@ def test_unknown_model_lists_the_catalog_and_how_to_give_facts():
 
 def test_warns_when_fewer_full_length_sequences_fit_than_asked(monkeypatch):
     warned: list[str] = []
-    monkeypatch.setattr(pulumi.log, "warn", lambda message, *args, **kwargs: warned.append(message))
+    monkeypatch.setattr(pulumi.log, "warn", lambda message, *_args, **_kwargs: warned.append(message))
     holder, run = build({"source": "huggingface", "min_full_sequences": 64}, blob=False, hf_token=True)
     fit = holder["service"].fit
     assert fit.fits and fit.full_length_sequences < 64
@@ -968,7 +1084,7 @@ def test_warns_when_fewer_full_length_sequences_fit_than_asked(monkeypatch):
 
 def test_no_warning_when_enough_sequences_fit(monkeypatch):
     warned: list[str] = []
-    monkeypatch.setattr(pulumi.log, "warn", lambda message, *args, **kwargs: warned.append(message))
+    monkeypatch.setattr(pulumi.log, "warn", lambda message, *_args, **_kwargs: warned.append(message))
     build({"source": "huggingface"}, blob=False, hf_token=True)
     assert [w for w in warned if "VllmService" in w] == []
 
@@ -978,12 +1094,12 @@ def test_no_warning_when_enough_sequences_fit(monkeypatch):
 
 @pytest.fixture(scope="module")
 def dev_run():
-    return run_stack(stack_config("dev"), "dev")
+    return planned_stack("dev")
 
 
 @pytest.fixture(scope="module")
 def prod_run():
-    return run_stack(stack_config("prod"), "prod")
+    return planned_stack("prod")
 
 
 def by_name(run, suffix: str) -> dict:

@@ -1,0 +1,143 @@
+"""Everything a VllmService checks before a resource exists, as pure functions: the weights' source,
+the GPUs a replica asks of its pool, the DRA and RDMA claims it relies on, autoscaling's metrics and
+the GPU-memory fit. Each returns every problem it finds, so one preview lists them all.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..core import models
+from ..core.errors import FieldProblem
+from ..core.labels import is_mig_resource
+from .vllm_manifests import dra_template
+from .vllm_service_args import AzureServices, GpuPlacement, VllmSecrets, VllmServiceArgs
+
+if TYPE_CHECKING:
+    from ..azure.gpu_node_pool import GpuNodePool
+
+
+def model_facts_problems(args: VllmServiceArgs) -> list[FieldProblem]:
+    """An unknown model (with the catalog's close ids), or ``model_facts`` for another model."""
+    try:
+        args.facts()
+    except ValueError as err:
+        return [FieldProblem("model", args.model, str(err).replace("\n", " "))]
+    return []
+
+
+def source_problems(args: VllmServiceArgs, secrets: VllmSecrets, azure: AzureServices | None) -> list[FieldProblem]:
+    """Blob weights need the store and an identity that may read it; hub weights need a token."""
+    azure = azure or AzureServices()
+    if args.source == "blob" and (azure.model_store is None or azure.identity is None):
+        return [
+            FieldProblem(
+                "source",
+                "blob",
+                "give model_store and identity (a WorkloadIdentity with read access to it), or use source huggingface",
+            )
+        ]
+    if args.source == "huggingface" and secrets.hf_token is None:
+        return [
+            FieldProblem(
+                "source",
+                "huggingface",
+                "give hf_token (a Pulumi secret); it becomes a Kubernetes Secret, never a plain env value",
+            )
+        ]
+    return []
+
+
+def gpu_count_problems(args: VllmServiceArgs, pool: GpuNodePool) -> list[FieldProblem]:
+    """Tensor parallelism within one node of the pool; a MIG slice serves alone; P/D takes full nodes."""
+    gpus = args.tensor_parallel_size
+    problems = []
+    if is_mig_resource(pool.gpu_resource_name) and gpus != 1:
+        problem = f"pool {pool.pool_name} serves MIG slices ({pool.gpu_resource_name}); a slice cannot join tensor parallelism"
+        problems.append(FieldProblem("tensor_parallel_size", gpus, problem))
+    if not is_mig_resource(pool.gpu_resource_name) and gpus > pool.sku.gpus:
+        problems.append(FieldProblem("tensor_parallel_size", gpus, f"{pool.sku.name} has {pool.sku.gpus} GPUs per node"))
+    elif args.disaggregation and gpus != pool.sku.gpus:
+        problem = f"disaggregated engines take full nodes: use {pool.sku.gpus} on {pool.sku.name}"
+        problems.append(FieldProblem("tensor_parallel_size", gpus, problem))
+    return problems
+
+
+def dra_problems(args: VllmServiceArgs, placement: GpuPlacement) -> list[FieldProblem]:
+    """``gpu_access: dra`` needs the pool's claim template, in the service's namespace."""
+    if args.gpu_access != "dra":
+        return []
+    pool, dra = placement.pool, placement.dra
+    template = dra_template(pool, args.tensor_parallel_size)
+    problems = []
+    if dra is None or template not in dra.templates:
+        problem = (
+            f"needs the claim template {template!r}: give DraDeviceClasses serving this MIG pool"
+            if is_mig_resource(pool.gpu_resource_name)
+            else f"needs DraDeviceClasses with a gpu-{args.tensor_parallel_size} claim template "
+            f"(add {args.tensor_parallel_size} to dra.gpu_counts)"
+        )
+        problems.append(FieldProblem("gpu_access", "dra", problem))
+    if dra is not None and dra.namespace != args.namespace:
+        problem = f"DRA claim templates live in {dra.namespace!r}; serve from that namespace"
+        problems.append(FieldProblem("namespace", args.namespace, problem))
+    return problems
+
+
+def rdma_problems(args: VllmServiceArgs, placement: GpuPlacement) -> list[FieldProblem]:
+    """``rdma: true`` needs an RdmaNetwork over the pool, with its claim templates in the service's namespace."""
+    if not args.rdma:
+        return []
+    pool, rdma = placement.pool, placement.rdma
+    problems = []
+    if rdma is None or pool.pool_name not in rdma.nics:
+        problems.append(FieldProblem("rdma", True, f"pool {pool.pool_name} is not an RDMA pool of the given RdmaNetwork"))
+    if rdma is not None and rdma.namespace != args.namespace:
+        problem = f"RDMA claim templates live in {rdma.namespace!r}; serve from that namespace"
+        problems.append(FieldProblem("namespace", args.namespace, problem))
+    return problems
+
+
+def service_fit(args: VllmServiceArgs, pool: GpuNodePool) -> models.FitResult:
+    """The GPU-memory fit of one replica on the pool (on its MIG slice, if it serves slices)."""
+    return models.fit(
+        args.facts(),
+        pool.sku.name,
+        args.tensor_parallel_size,
+        max_model_len=args.max_model_len,
+        gpu_memory_utilization=args.gpu_memory_utilization,
+        dtype=args.dtype,
+        kv_cache_dtype=args.kv_cache_dtype,
+        mig_profile=pool.mig_profile,
+        warn_below_sequences=args.min_full_sequences,
+    )
+
+
+def fit_problems(args: VllmServiceArgs, pool: GpuNodePool) -> list[FieldProblem]:
+    """A model that cannot load, with the numbers and the smallest changes that fit."""
+    fit = service_fit(args, pool)
+    if fit.fits:
+        return []
+    advice = "; ".join(s.text for s in fit.suggestions) or "choose a larger GPU size"
+    problem = f"cannot load on {pool.sku.name}: {fit.problem}. Smallest changes that fit: {advice}"
+    return [FieldProblem("model", args.model, problem)]
+
+
+def vllm_service_problems(
+    args: VllmServiceArgs, placement: GpuPlacement, secrets: VllmSecrets, azure: AzureServices | None = None
+) -> list[FieldProblem]:
+    """Every reason ``VllmService`` refuses these inputs; empty when it can deploy them.
+
+    The fit is checked only for a known model and a GPU count the pool can give one replica.
+    """
+    facts = model_facts_problems(args)
+    gpus = gpu_count_problems(args, placement.pool)
+    problems = facts + source_problems(args, secrets, azure) + gpus
+    problems += dra_problems(args, placement) + rdma_problems(args, placement)
+    if args.autoscaling and (azure is None or azure.monitoring is None):
+        problems.append(
+            FieldProblem("autoscaling", "set", "needs the cluster's managed Prometheus (query endpoint and KEDA identity)")
+        )
+    if not facts and not gpus:
+        problems += fit_problems(args, placement.pool)
+    return problems
