@@ -1,50 +1,22 @@
-"""Typed arguments and a renderer for the vLLM Semantic Router (vSR) v0.3 config (issue 6).
+"""Typed arguments of the vLLM Semantic Router (vSR) v0.3 config (issue 6), and the release facts.
 
 Pure pydantic and plain Python: no Pulumi imports, so the planner and tests can use it without the SDKs.
+``router_render.render`` turns a ``RouterConfigArgs`` into the config the chart takes (the sources of
+its shape, and what is unverified, are listed there).
 
 Release pinned here: vSR 0.3 (image ``ghcr.io/vllm-project/semantic-router/extproc:v0.3.0``, Helm chart
 ``oci://ghcr.io/vllm-project/charts/semantic-router`` 0.3.0, Envoy ext_proc gRPC on port 50051).
-
-Sources for the config shape (vllm-project/semantic-router):
-
-* ``deploy/helm/semantic-router/values.yaml`` @017a96c5 — ``version: v0.3``, ``listeners``, ``providers.defaults``
-  (``default_model``, ``reasoning_families``, ``default_reasoning_effort``), ``providers.models[].backend_refs[]``
-  (``name``, ``endpoint: host:port``, ``protocol: http``, ``weight``), ``routing.modelCards``,
-  ``routing.signals.domains[]`` (``name``, ``description``, ``mmlu_categories``), ``routing.decisions[]``
-  (``priority``, ``rules.operator``/``conditions[]``, ``modelRefs[]``), ``global.stores.semantic_cache``,
-  ``global.services.observability.tracing``. (That file at ``main`` also documents ``configOverride``; chart 0.3.0 has
-  no such value: its ``templates/configmap.yaml`` reads ``.Values.config`` only.)
-* ``deploy/kubernetes/ai-gateway/semantic-router-values/values.yaml`` @07938626 — ``routing.signals.keywords[]``
-  (``name``, ``operator: OR``, ``keywords: [...]``, ``case_sensitive: false``), decisions with ``type: keyword``
-  conditions, the 14 MMLU-Pro domain names, and ``global.router.strategy: priority``.
-* ``website/docs/tutorials/content-safety/jailbreak-protection.md`` @50d837ad — ``signals.jailbreak[]``
-  (``name``, ``threshold``), ``signals.pii[]`` (``name``, ``threshold``), blocking decisions at priority 1000/999 with a
-  ``fast_response`` plugin and no ``modelRefs``.
-
-Unverified (taken from the brief, not re-checked against the 0.3 sources): ``providers.models[].pricing`` placement
-(the ``currency``/``prompt_per_1m``/``completion_per_1m`` keys themselves match the older ``model_config`` format),
-``pii_types_allowed`` on a PII *signal* (older format had it on a per-model ``pii_policy``),
-``global.model_catalog.modules.prompt_guard``, ``protocol: https`` for a TLS backend (only ``http`` seen), how
-Azure OpenAI's ``api-key`` header and ``api-version`` query are supplied (not rendered here: the gateway in front
-of the backend must add them), tie-breaking between equal priorities, and whether keyword matching is a substring
-or a word-boundary match.
-
-Feed :func:`render` output to chart 0.3.0 as ``config``. Helm deep-merges it with the sample config in the chart's
-values.yaml (maps merge, lists replace), so sample keys that this config does not set survive into the router's
-config. ``aks-gpu plan`` validates the merged result against the router's Go config types at v0.3.0
-(``components/gateway/router_fields``), and the tests also run the router's own Python validator (``vllm-sr`` 0.3.0, the
-same code as the tag's ``src/vllm-sr``).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ..core.errors import FieldProblem
+from ..core.errors import FieldProblem, FieldProblems
 
 VSR_VERSION = "0.3.0"
 VSR_IMAGE_REPOSITORY = "ghcr.io/vllm-project/semantic-router/extproc"
@@ -56,6 +28,8 @@ VSR_NAMESPACE = "vllm-semantic-router-system"
 VSR_SERVICE = "semantic-router"
 """Where the router's ext_proc Service lives (the chart's fullname for release ``semantic-router``)."""
 VSR_API_PORT = 8080
+ROUTER_UID = 65532
+"""The router image sets no USER; the pod runs as this non-root UID so that the restricted profile admits it."""
 CONFIG_FORMAT = "v0.3"
 
 AUTO_MODEL_NAMES: dict[str, tuple[str, ...]] = {
@@ -307,42 +281,52 @@ class RouterConfigArgs(BaseModel):
 
     @model_validator(mode="after")
     def _cross_check(self) -> RouterConfigArgs:
-        model_names = [m.name for m in self.models]
-        _no_duplicates("models", "model", model_names)
-        decision_names = [d.name for d in self.decisions]
-        _no_duplicates("decisions", "decision", decision_names)
-        reserved = sorted(_RESERVED_DECISIONS.intersection(decision_names))
-        if reserved:
-            raise FieldProblem("decisions", reserved, "these decision names are reserved for the guard decisions")
-        if not any(m.kind == "self-hosted" for m in self.models):
-            raise FieldProblem(
-                "models", model_names, "at least one model must be kind 'self-hosted' (the in-cluster safe default)"
-            )
-        known = sorted(model_names)
-        if self.default_model not in model_names:
-            raise FieldProblem("default_model", self.default_model, f"not a known model; known models: {known}")
-        by_name = {m.name: m for m in self.models}
-        for i, decision in enumerate(self.decisions):
-            if decision.model not in by_name:
-                raise FieldProblem(
+        problems = cross_check_problems(self)
+        if problems:
+            raise FieldProblems(problems)
+        return self
+
+
+def _duplicates(field: str, what: str, names: Iterable[str]) -> list[FieldProblem]:
+    seen: set[str] = set()
+    dupes = sorted({n for n in names if n in seen or seen.add(n)})
+    return [FieldProblem(field, dupes, f"duplicate {what} names")] if dupes else []
+
+
+def cross_check_problems(args: RouterConfigArgs) -> list[FieldProblem]:
+    """Every problem between the models and the decisions that route to them."""
+    model_names = [m.name for m in args.models]
+    decision_names = [d.name for d in args.decisions]
+    problems = _duplicates("models", "model", model_names) + _duplicates("decisions", "decision", decision_names)
+    reserved = sorted(_RESERVED_DECISIONS.intersection(decision_names))
+    if reserved:
+        problems.append(FieldProblem("decisions", reserved, "these decision names are reserved for the guard decisions"))
+    if not any(m.kind == "self-hosted" for m in args.models):
+        problems.append(
+            FieldProblem("models", model_names, "at least one model must be kind 'self-hosted' (the in-cluster safe default)")
+        )
+    known = sorted(model_names)
+    if args.default_model not in model_names:
+        problems.append(FieldProblem("default_model", args.default_model, f"not a known model; known models: {known}"))
+    by_name = {m.name: m for m in args.models}
+    for i, decision in enumerate(args.decisions):
+        if decision.model not in by_name:
+            problems.append(
+                FieldProblem(
                     f"decisions[{i}].model",
                     decision.model,
                     f"decision {decision.name!r} routes to an unknown model; known models: {known}",
                 )
-            if decision.use_reasoning and by_name[decision.model].reasoning_family is None:
-                raise FieldProblem(
+            )
+        elif decision.use_reasoning and by_name[decision.model].reasoning_family is None:
+            problems.append(
+                FieldProblem(
                     f"decisions[{i}].use_reasoning",
                     True,
                     f"decision {decision.name!r} asks for reasoning but model {decision.model!r} has no reasoning_family",
                 )
-        return self
-
-
-def _no_duplicates(field: str, what: str, names: Iterable[str]) -> None:
-    seen: set[str] = set()
-    dupes = sorted({n for n in names if n in seen or seen.add(n)})
-    if dupes:
-        raise FieldProblem(field, dupes, f"duplicate {what} names")
+            )
+    return problems
 
 
 def required_models(args: RouterConfigArgs) -> list[str]:
@@ -379,183 +363,6 @@ def default_decisions(self_hosted: str, frontier: str) -> list[RouterDecision]:
         RouterDecision(name="hard-domains", priority=120, categories=list(HARD_CATEGORIES), model=frontier),
         RouterDecision(name="easy-domains", priority=100, categories=list(EASY_CATEGORIES), model=self_hosted),
     ]
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-# Rendering
-
-
-def _keyword_signal_name(decision: RouterDecision) -> str:
-    return f"{decision.name}-keywords"
-
-
-def _conditions(decision: RouterDecision) -> list[dict[str, str]]:
-    conditions = [{"type": "domain", "name": c} for c in decision.categories]
-    if decision.keywords:
-        conditions.append({"type": "keyword", "name": _keyword_signal_name(decision)})
-    return conditions
-
-
-def _sorted_decisions(args: RouterConfigArgs) -> list[RouterDecision]:
-    # Stable sort: equal priorities keep declaration order (vSR's own tie-break is unverified).
-    return sorted(args.decisions, key=lambda d: -d.priority)
-
-
-def _block(name: str, priority: int, signal_type: str, signal: str, message: str) -> dict[str, Any]:
-    return {
-        "name": name,
-        "description": f"Reject requests flagged by the {signal_type} guard.",
-        "priority": priority,
-        "rules": {"operator": "OR", "conditions": [{"type": signal_type, "name": signal}]},
-        "modelRefs": [],
-        "plugins": [{"type": "fast_response", "configuration": {"message": message}}],
-    }
-
-
-def render(args: RouterConfigArgs) -> dict[str, Any]:
-    """Return the vSR v0.3 config as a plain dict (pass it to the chart as ``config``)."""
-    decisions = _sorted_decisions(args)
-    domains = sorted({c for d in decisions for c in d.categories})
-
-    signals: dict[str, Any] = {
-        "domains": [{"name": c, "description": f"MMLU-Pro category '{c}'", "mmlu_categories": [c]} for c in domains],
-        "keywords": [
-            {"name": _keyword_signal_name(d), "operator": "OR", "keywords": list(d.keywords), "case_sensitive": False}
-            for d in decisions
-            if d.keywords
-        ],
-    }
-    rendered_decisions: list[dict[str, Any]] = []
-    guards = args.guards
-    if guards.jailbreak:
-        signals["jailbreak"] = [{"name": JAILBREAK_GUARD, "threshold": guards.threshold}]
-        rendered_decisions.append(
-            _block("block-jailbreak", 1000, "jailbreak", JAILBREAK_GUARD, "Request blocked: it looks like a jailbreak attempt.")
-        )
-    if guards.pii:
-        signals["pii"] = [{"name": PII_GUARD, "threshold": guards.threshold, "pii_types_allowed": list(guards.pii_types_allowed)}]
-        rendered_decisions.append(_block("block-pii", 999, "pii", PII_GUARD, "Request blocked: personal information detected."))
-
-    # The cache serves a decision only when that decision carries the semantic-cache plugin
-    # (src/semantic-router/pkg/extproc/semantic_cache_scope.go); the store switch alone is not enough.
-    cache_plugin = (
-        [{"type": "semantic-cache", "configuration": {"enabled": True, "similarity_threshold": args.cache.similarity_threshold}}]
-        if args.cache.enabled
-        else []
-    )
-    for d in decisions:
-        rendered_decisions.append(
-            {
-                "name": d.name,
-                "description": f"Send matching requests to {d.model}.",
-                "priority": d.priority,
-                "rules": {"operator": d.operator, "conditions": _conditions(d)},
-                "modelRefs": [{"model": d.model, "use_reasoning": d.use_reasoning}],
-                "plugins": list(cache_plugin),
-            }
-        )
-
-    models = []
-    for m in args.models:
-        entry: dict[str, Any] = {
-            "name": m.name,
-            "provider_model_id": m.provider_model_id or m.name,
-            "backend_refs": [
-                {
-                    "name": "primary",
-                    "endpoint": m.endpoint,
-                    "protocol": "http" if m.kind == "self-hosted" else "https",
-                    "weight": 100,
-                }
-            ],
-            "pricing": {
-                "currency": "USD",
-                "prompt_per_1m": m.prompt_usd_per_million,
-                "completion_per_1m": m.completion_usd_per_million,
-            },
-        }
-        if m.reasoning_family:
-            entry["reasoning_family"] = m.reasoning_family
-        models.append(entry)
-
-    global_section: dict[str, Any] = {
-        "router": {"strategy": "priority"},
-        # semantic_cache is the store router 0.3.0 knows (runtime_config.go:195-207); the chart's sample
-        # config turns it on, so "off" is written out rather than left to the merge.
-        "stores": {
-            "semantic_cache": {
-                "enabled": args.cache.enabled,
-                "backend_type": "memory",
-                "similarity_threshold": args.cache.similarity_threshold,
-                "max_entries": args.cache.max_entries,
-                "ttl_seconds": args.cache.ttl_seconds,
-            }
-        },
-        # The chart's sample turns on tool auto-selection, which adds tools to requests: off here.
-        "integrations": {"tools": {"enabled": False}},
-    }
-    if args.tracing_endpoint:
-        global_section["services"] = {
-            "observability": {
-                "tracing": {
-                    "enabled": True,
-                    "provider": "opentelemetry",
-                    "exporter": {"type": "otlp", "endpoint": args.tracing_endpoint, "insecure": True},
-                    "sampling": {"type": "probabilistic", "rate": args.tracing_sample_rate},
-                }
-            }
-        }
-    if guards.jailbreak:
-        global_section["model_catalog"] = {"modules": {"prompt_guard": {"enabled": True, "threshold": guards.threshold}}}
-
-    return {
-        "version": CONFIG_FORMAT,
-        "listeners": [
-            {"name": f"grpc-{VSR_EXTPROC_PORT}", "address": "0.0.0.0", "port": VSR_EXTPROC_PORT, "timeout": "300s"},
-            {"name": f"http-{VSR_API_PORT}", "address": "0.0.0.0", "port": VSR_API_PORT, "timeout": "300s"},
-        ],
-        "providers": {
-            "defaults": {
-                "default_model": args.default_model,
-                "reasoning_families": {k: dict(v) for k, v in REASONING_FAMILIES.items()},
-                "default_reasoning_effort": "high",
-            },
-            "models": models,
-        },
-        "routing": {
-            "modelCards": [{"name": m.name} for m in args.models],
-            "signals": signals,
-            "decisions": rendered_decisions,
-        },
-        "global": global_section,
-    }
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-# Evaluation of the rendered rules (for tests and docs, not the classifier)
-
-
-def _keyword_hit(keywords: Iterable[str], text: str) -> bool:
-    # Case-insensitive substring match, mirroring case_sensitive: false (vSR's exact tokenisation is unverified).
-    lowered = text.lower()
-    return any(k.lower() in lowered for k in keywords)
-
-
-def route(args: RouterConfigArgs, categories: set[str], text: str) -> str:
-    """Return the model name the rendered decisions would pick.
-
-    ``categories`` stands in for the domain classifier's output (normally one MMLU-Pro category) and ``text`` for the
-    prompt the keyword signals see. This mirrors the rule semantics of :func:`render` (highest priority first, AND/OR
-    over domain and keyword conditions, fall back to ``default_model``); it is not the classifier, and the guard
-    decisions (which block rather than route) never fire here.
-    """
-    for d in _sorted_decisions(args):
-        results = [c in categories for c in d.categories]
-        if d.keywords:
-            results.append(_keyword_hit(d.keywords, text))
-        if (all(results) if d.operator == "AND" else any(results)) and results:
-            return d.model
-    return args.default_model
 
 
 # ---------------------------------------------------------------------------------------------------------------------

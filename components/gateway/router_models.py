@@ -21,14 +21,11 @@ from ..azure.model_store import ModelStore
 from ..azure.workload_identity import WorkloadIdentity
 from ..context import ClusterContext
 from ..core.images import relocate
-from ..core.security import restricted_container
+from ..core.security import restricted_container, restricted_pod
 from . import router_config
 from .token_refresher import IMAGE
 
 SCRIPTS = Path(__file__).with_name("refresher")
-MODELS_PATH = "/app/models"
-"""Where the chart mounts the models volume in the router (templates/deployment.yaml); the config's
-relative ``models/...`` paths resolve against the image's working directory /app."""
 CLAIM = "semantic-router-models"
 SERVICE_ACCOUNT = "router-models"
 STORAGE_SCOPE = "https://storage.azure.com/.default"
@@ -37,32 +34,32 @@ DEFAULT_PREFIX = f"semantic-router/v{router_config.VSR_VERSION}/models/"
 
 @dataclass(frozen=True)
 class RouterModels:
-    """Where the router's models come from: a model store, and the cluster identity to read it with."""
+    """Where the router's models come from: a model store, read by a workload identity of the router's
+    cluster (``SemanticRouter``'s ``cluster``)."""
 
     store: ModelStore
-    oidc_issuer_url: pulumi.Input[str]
-    resource_group_name: pulumi.Input[str]
-    location: pulumi.Input[str]
+    """The model store holding the directories (Storage Blob Data Reader is granted on its container)."""
     prefix: str = DEFAULT_PREFIX
     """Blob path under which each model directory sits (``<prefix><model>/config.json``)."""
     size: str = "10Gi"
     """Volume size; router 0.3.0's four classifier directories take about 3 GiB."""
-    image_registry: str | None = None
     claim_name: str = CLAIM
+    """Name of the PVC created and filled for the router. Default ``semantic-router-models``."""
 
-    def fill(self, name: str, models: list[str], namespace: str, opts: pulumi.ResourceOptions) -> list[pulumi.Resource]:
-        """The volume, the reader identity and the Job that fills it; returns the Job to wait for."""
+    def fill(
+        self,
+        name: str,
+        models: list[str],
+        opts: pulumi.ResourceOptions,
+        cluster: ClusterContext,
+        image_registry: str | None = None,
+    ) -> list[pulumi.Resource]:
+        """The volume in the router's namespace, the reader identity and the Job that fills it; returns
+        the Job to wait for. The Job's image comes from ``image_registry`` when one is given."""
+        namespace = router_config.VSR_NAMESPACE
         azure = pulumi.ResourceOptions(parent=opts.parent)
         identity = WorkloadIdentity(
-            f"{name}-identity",
-            {"namespace": namespace, "service_account": SERVICE_ACCOUNT},
-            cluster=ClusterContext(
-                cluster_name=None,
-                resource_group_name=self.resource_group_name,
-                location=self.location,
-                oidc_issuer_url=self.oidc_issuer_url,
-            ),
-            opts=azure,
+            f"{name}-identity", {"namespace": namespace, "service_account": SERVICE_ACCOUNT}, cluster=cluster, opts=azure
         )
         read = self.store.grant_read(identity)
         account = k8s.core.v1.ServiceAccount(
@@ -106,18 +103,12 @@ class RouterModels:
                     "spec": {
                         "serviceAccountName": SERVICE_ACCOUNT,
                         "restartPolicy": "OnFailure",
-                        "securityContext": {
-                            "runAsNonRoot": True,
-                            "runAsUser": 65532,
-                            "runAsGroup": 65532,
-                            # The router (same UID) must read what this writes.
-                            "fsGroup": 65532,
-                            "seccompProfile": {"type": "RuntimeDefault"},
-                        },
+                        # The router's UID: it must read what this writes.
+                        "securityContext": restricted_pod(router_config.ROUTER_UID),
                         "containers": [
                             {
                                 "name": "fetch",
-                                "image": relocate(IMAGE, self.image_registry),
+                                "image": relocate(IMAGE, image_registry),
                                 "command": ["python", "/script/fetch_models.py"],
                                 "env": [{"name": k, "value": v} for k, v in env.items()],
                                 "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "256Mi"}},

@@ -7,34 +7,35 @@ validated before anything exists.
 
 The router is attached with an ``EnvoyExtensionPolicy`` (Envoy Gateway's ext_proc API), which Envoy
 Gateway orders after authentication; the gateway's ``EnvoyProxy`` filter order puts it after rate
-limiting and before the AI Gateway's own ext_proc (``ai_gateway.FILTER_ORDER``). Its classifier
+limiting and before the AI Gateway's own ext_proc (``ai_gateway_manifests.FILTER_ORDER``). Its classifier
 models come from the model store through a Job (``RouterModels``) or from a pre-filled volume,
 never from the internet: the pod runs with the Hugging Face client offline.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import pulumi
 import pulumi_kubernetes as k8s
 
-from .._base import PACKAGE, Children, validate_args
+from .._base import PACKAGE, Children, kubernetes_provider, raise_problems, validate_args
 from .._k8s import KubernetesObject
+from ..context import ClusterContext
+from ..core.errors import FieldProblem
 from ..core.images import relocate
-from ..core.security import restricted_namespace
-from . import router_config
+from ..core.security import restricted_container, restricted_namespace, restricted_pod
+from . import router_config, router_render
+from .ai_gateway_args import GatewayRef
+from .ai_gateway_controllers import EG_NAMESPACE
 from .router_models import RouterModels
 
 NAMESPACE = router_config.VSR_NAMESPACE
 RELEASE = router_config.VSR_SERVICE
 METRICS_PORT = 9190
-GATEWAY_NAMESPACE = "envoy-gateway-system"
-"""Where Envoy Gateway runs the data-plane pods that call the router."""
 MESSAGE_TIMEOUT = "10s"
 """How long Envoy waits for each ext_proc answer; Envoy Gateway's 200 ms default is shorter than a
 classifier pass on CPU (api/v1alpha1/ext_proc_types.go)."""
-
-ROUTER_UID = 65532
-"""The router image sets no USER; the pod runs as this non-root UID so that the restricted profile admits it."""
 
 OFFLINE_ENV = [
     # The router's downloader shells out to the Hugging Face CLI for any model directory that is
@@ -44,7 +45,7 @@ OFFLINE_ENV = [
 ]
 
 
-def chart_values(config: dict, models_claim: str, image_registry: str | None = None) -> dict:
+def chart_values(config: dict[str, Any], models_claim: str, image_registry: str | None = None) -> dict[str, Any]:
     """Values for semantic-router chart 0.3.0 (read at vllm-project/semantic-router@v0.3.0:deploy/helm/semantic-router)."""
     return {
         "image": {
@@ -54,21 +55,16 @@ def chart_values(config: dict, models_claim: str, image_registry: str | None = N
         # templates/configmap.yaml reads .Values.config (it has no configOverride: Helm would drop it).
         "config": config,
         # The chart's defaults ({} and no drop/seccomp) fail the namespace's restricted profile.
-        "podSecurityContext": {
-            "runAsNonRoot": True,
-            "runAsUser": ROUTER_UID,
-            "runAsGroup": ROUTER_UID,
-            "fsGroup": ROUTER_UID,
-            "seccompProfile": {"type": "RuntimeDefault"},
-        },
-        "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}, "runAsNonRoot": True},
+        "podSecurityContext": restricted_pod(router_config.ROUTER_UID),
+        # The router writes to its working directory: no read-only root filesystem.
+        "securityContext": {**restricted_container(read_only_root=False), "runAsNonRoot": True},
         # The models volume is ours (filled before the router starts); templates/pvc.yaml creates none then.
         "persistence": {"enabled": True, "existingClaim": models_claim},
         "extraEnv": list(OFFLINE_ENV),
     }
 
 
-def extension_policy(gateway_name: str, gateway_namespace: str, service_host_port: tuple[str, int]) -> dict:
+def extension_policy(gateway: GatewayRef, service_host_port: tuple[str, int]) -> dict[str, Any]:
     """The router as the Gateway's ext_proc: request bodies buffered (it reads the prompt), responses too,
     with mode override so that the router switches ``text/event-stream`` responses to streamed
     (src/semantic-router/pkg/extproc/processor_res_header_runtime.go:109-129)."""
@@ -76,9 +72,9 @@ def extension_policy(gateway_name: str, gateway_namespace: str, service_host_por
     return {
         "apiVersion": "gateway.envoyproxy.io/v1alpha1",
         "kind": "EnvoyExtensionPolicy",
-        "metadata": {"name": f"{gateway_name}-semantic-router", "namespace": gateway_namespace},
+        "metadata": {"name": f"{gateway.name}-semantic-router", "namespace": gateway.namespace},
         "spec": {
-            "targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": gateway_name}],
+            "targetRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": gateway.name}],
             "extProc": [
                 {
                     "backendRefs": [{"name": service, "namespace": NAMESPACE, "port": port}],
@@ -96,7 +92,7 @@ def extension_policy(gateway_name: str, gateway_namespace: str, service_host_por
     }
 
 
-def reference_grant(gateway_namespace: str) -> dict:
+def reference_grant(gateway_namespace: str) -> dict[str, Any]:
     """Lets an EnvoyExtensionPolicy in the gateway's namespace name the router's Service
     (Envoy Gateway refuses cross-namespace backendRefs without one: internal/gatewayapi/validate.go)."""
     return {
@@ -110,9 +106,46 @@ def reference_grant(gateway_namespace: str) -> dict:
     }
 
 
+def network_policy_spec() -> dict[str, Any]:
+    """Only the gateway's Envoy pods call the router; managed Prometheus scrapes its metrics."""
+    return {
+        "podSelector": {"matchLabels": {"app.kubernetes.io/instance": RELEASE}},
+        "policyTypes": ["Ingress"],
+        "ingress": [
+            {
+                "from": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": EG_NAMESPACE}}}],
+                "ports": [{"port": router_config.VSR_EXTPROC_PORT, "protocol": "TCP"}],
+            },
+            # Managed Prometheus (ama-metrics in kube-system) scrapes the router's metrics.
+            {
+                "from": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}}}],
+                "ports": [{"port": METRICS_PORT, "protocol": "TCP"}],
+            },
+        ],
+    }
+
+
+def router_problems(models: RouterModels | str, cluster: ClusterContext | None) -> list[FieldProblem]:
+    """What a ``SemanticRouter`` lacks to get its models: copying them from a model store runs as a
+    workload identity of the cluster, so the cluster's OIDC issuer and region are needed."""
+    if not isinstance(models, RouterModels):
+        return []
+    if cluster is None:
+        return [FieldProblem("cluster", None, "required to copy the router's models from a model store (RouterModels)")]
+    return [
+        FieldProblem(f"cluster.{f}", None, "required to copy the router's models from a model store (RouterModels)")
+        for f in ("oidc_issuer_url", "location")
+        if getattr(cluster, f) is None
+    ]
+
+
 class SemanticRouter(pulumi.ComponentResource):
     """The router release, its models volume, its ext_proc hook on a Gateway, and a NetworkPolicy that only
-    the gateway passes."""
+    the gateway passes.
+
+    Outputs: ``service_host`` (the router's in-cluster Service) and ``models`` (the classifier model
+    directories its config loads); ``config`` is the rendered router config.
+    """
 
     service_host: str
     config: dict
@@ -122,37 +155,38 @@ class SemanticRouter(pulumi.ComponentResource):
         self,
         name: str,
         args: router_config.RouterConfigArgs | dict,
-        gateway_name: str,
-        gateway_namespace: str,
-        provider: k8s.Provider,
         opts: pulumi.ResourceOptions | None = None,
         *,
+        gateway: GatewayRef,
         models: RouterModels | str,
-        image_registry: str | None = None,
+        cluster: ClusterContext | None = None,
     ):
         """
         :param name: Logical name; children are named ``<name>-chart``, ``<name>-extproc`` and so on.
         :param args: Models, decisions, guards and cache, a ``RouterConfigArgs`` or a dict of its fields.
-        :param gateway_name: The Gateway whose listener gets the ext_proc filter.
-        :param gateway_namespace: Its namespace.
-        :param provider: Kubernetes provider of the cluster.
-        :param opts: Standard Pulumi resource options.
+        :param opts: Standard Pulumi resource options; a Kubernetes ``provider`` here is the one the children use.
+        :param gateway: The Gateway whose listener gets the ext_proc filter (``AiGateway.ref``); its
+            ``image_registry`` is where the router's images are pulled from.
         :param models: Where the classifier models come from: a ``RouterModels`` (copied from the model
             store before the router starts) or the name of an existing PVC in ``vllm-semantic-router-system``
             that already holds them under the directory names of ``router_config.required_models``.
-        :param image_registry: Pull the router image from this registry instead of ghcr.io. Default None.
+        :param cluster: The cluster the router runs in: its ``provider`` (unless ``opts`` names one) and, for
+            ``RouterModels``, the OIDC issuer and region of the identity that reads the model store.
+            Default None: the ambient kubeconfig, and a pre-filled PVC.
         """
         args = validate_args(router_config.RouterConfigArgs, args, "SemanticRouter", name)
-        self.config = router_config.render(args)
+        raise_problems("SemanticRouter", name, router_problems(models, cluster))
+        self.config = router_render.render(args)
         self.models = router_config.required_models(args)
         super().__init__(f"{PACKAGE}:index:SemanticRouter", name, None, opts)
         # Children wait for what the component waits for (the namespace is often created by a sibling).
-        child = Children(self, opts, provider).opts()
+        child = Children(self, opts, kubernetes_provider(opts, cluster.provider if cluster else None)).opts()
         self.service_host = f"{RELEASE}.{NAMESPACE}.svc.cluster.local"
         namespace = k8s.core.v1.Namespace(f"{name}-namespace", metadata=restricted_namespace(NAMESPACE), opts=child)
         after_namespace = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[namespace]))
         if isinstance(models, RouterModels):
-            claim, ready = models.claim_name, models.fill(f"{name}-models", self.models, NAMESPACE, after_namespace)
+            claim = models.claim_name
+            ready = models.fill(f"{name}-models", self.models, after_namespace, cluster, gateway.image_registry)
         else:
             claim, ready = models, []
         k8s.helm.v4.Chart(
@@ -161,35 +195,20 @@ class SemanticRouter(pulumi.ComponentResource):
             chart=router_config.VSR_CHART,
             version=router_config.VSR_CHART_VERSION,
             namespace=NAMESPACE,
-            values=chart_values(self.config, claim, image_registry),
+            values=chart_values(self.config, claim, gateway.image_registry),
             # The router starts only once its models are on the volume (the Job has completed).
             opts=pulumi.ResourceOptions.merge(after_namespace, pulumi.ResourceOptions(depends_on=ready)),
         )
         k8s.networking.v1.NetworkPolicy(
             f"{name}-ingress",
             metadata={"name": RELEASE, "namespace": NAMESPACE},
-            spec={
-                "podSelector": {"matchLabels": {"app.kubernetes.io/instance": RELEASE}},
-                "policyTypes": ["Ingress"],
-                "ingress": [
-                    # Only the gateway's Envoy pods call the router.
-                    {
-                        "from": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": GATEWAY_NAMESPACE}}}],
-                        "ports": [{"port": router_config.VSR_EXTPROC_PORT, "protocol": "TCP"}],
-                    },
-                    # Managed Prometheus (ama-metrics in kube-system) scrapes the router's metrics.
-                    {
-                        "from": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}}}],
-                        "ports": [{"port": METRICS_PORT, "protocol": "TCP"}],
-                    },
-                ],
-            },
+            spec=network_policy_spec(),
             opts=after_namespace,
         )
-        grant = KubernetesObject(f"{name}-reference-grant", reference_grant(gateway_namespace), after_namespace)
+        grant = KubernetesObject(f"{name}-reference-grant", reference_grant(gateway.namespace), after_namespace)
         KubernetesObject(
             f"{name}-extproc",
-            extension_policy(gateway_name, gateway_namespace, (RELEASE, router_config.VSR_EXTPROC_PORT)),
+            extension_policy(gateway, (RELEASE, router_config.VSR_EXTPROC_PORT)),
             pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[grant])),
         )
         self.register_outputs({"service_host": self.service_host, "models": self.models})

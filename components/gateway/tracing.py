@@ -9,15 +9,20 @@ on the component, the role Azure Monitor requires for Entra-authenticated teleme
 
 from __future__ import annotations
 
+from typing import Any
+
 import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 from pulumi_azure_native import applicationinsights, operationalinsights
+from pydantic import Field, field_validator
 
-from .._base import PACKAGE, Children
+from .._base import PACKAGE, Children, StrictModel, kubernetes_provider, validate_args
 from ..azure.workload_identity import WorkloadIdentity
 from ..context import ClusterContext
-from ..core.security import restricted_container
+from ..core.images import pin_problem
+from ..core.names import DNS_LABEL
+from ..core.security import restricted_container, restricted_pod
 
 # The contrib distribution carries the azuremonitor exporter and the azureauth extension
 # (open-telemetry/opentelemetry-collector-releases@v0.159.0:distributions/otelcol-contrib/manifest.yaml
@@ -58,6 +63,70 @@ COLLECTOR_CONFIG = {
 }
 
 
+class TraceCollectorArgs(StrictModel):
+    """Where the collector runs and what it runs."""
+
+    namespace: str = Field(pattern=DNS_LABEL.pattern)
+    """Namespace of the collector (it must exist; the gateway's namespace). Required."""
+
+    kube_name: str | None = Field(None, pattern=DNS_LABEL.pattern)
+    """Kubernetes name of its objects (the OTLP Service is ``<kube_name>.<namespace>``). Default: the
+    component's name; a parent component passes its own child name as ``name`` (unique per parent) and
+    the fixed in-cluster name here."""
+
+    image: str = COLLECTOR_IMAGE
+    """The collector image, pinned. Default ``COLLECTOR_IMAGE``; pass a private registry's copy."""
+
+    @field_validator("image")
+    @classmethod
+    def _pinned(cls, image: str) -> str:
+        problem = pin_problem(image)
+        if problem:
+            raise ValueError(f"pin the image to a version tag or digest: it {problem}")
+        return image
+
+
+def collector_deployment(args: TraceCollectorArgs, kube_name: str, pod_labels: dict[str, str]) -> dict[str, Any]:
+    """``metadata`` and ``spec`` of the collector: one replica as the federated service account, the
+    connection string from its Secret, the config from its ConfigMap."""
+    labels = collector_labels(kube_name)
+    container = {
+        "name": "collector",
+        "image": args.image,
+        "args": ["--config=/conf/config.yaml"],
+        "ports": [{"name": "otlp-grpc", "containerPort": OTLP_PORT}],
+        "env": [
+            {
+                "name": "APPLICATIONINSIGHTS_CONNECTION_STRING",
+                "valueFrom": {"secretKeyRef": {"name": f"{kube_name}-connection", "key": "connectionString"}},
+            }
+        ],
+        "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "512Mi"}},
+        "securityContext": restricted_container(),
+        "volumeMounts": [{"name": "conf", "mountPath": "/conf", "readOnly": True}],
+    }
+    return {
+        "metadata": {"name": kube_name, "namespace": args.namespace, "labels": labels},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": {**labels, **pod_labels}},
+                "spec": {
+                    "serviceAccountName": SERVICE_ACCOUNT,
+                    "securityContext": restricted_pod(COLLECTOR_UID, group=False, fs_group=False),
+                    "containers": [container],
+                    "volumes": [{"name": "conf", "configMap": {"name": f"{kube_name}-config"}}],
+                },
+            },
+        },
+    }
+
+
+def collector_labels(kube_name: str) -> dict[str, str]:
+    return {"app.kubernetes.io/name": "otel-collector", "app.kubernetes.io/instance": kube_name}
+
+
 class TraceCollector(pulumi.ComponentResource):
     """Log Analytics + Application Insights, and an OTLP collector in ``namespace`` that ships to them.
 
@@ -67,37 +136,32 @@ class TraceCollector(pulumi.ComponentResource):
     service: str
     namespace: str
     port: int
+    app_insights_id: pulumi.Output[str]
 
     def __init__(
         self,
         name: str,
-        namespace: str,
-        resource_group_name: pulumi.Input[str],
-        location: pulumi.Input[str],
-        provider: k8s.Provider,
+        args: TraceCollectorArgs | dict,
         opts: pulumi.ResourceOptions | None = None,
         *,
-        oidc_issuer_url: pulumi.Input[str],
-        kube_name: str | None = None,
-        image: str = COLLECTOR_IMAGE,
+        cluster: ClusterContext,
     ):
         """
         :param name: Logical name of the component; children are named ``<name>-<role>``.
-        :param namespace: Namespace of the collector (it must exist; the gateway's namespace).
-        :param resource_group_name: Resource group for Log Analytics and Application Insights.
-        :param location: Azure region for them.
-        :param provider: Kubernetes provider of the cluster.
-        :param opts: Standard Pulumi resource options.
-        :param oidc_issuer_url: The cluster's OIDC issuer, for the collector's workload identity.
-        :param image: The collector image. Default ``COLLECTOR_IMAGE``; pass a private registry's copy.
-        :param kube_name: Kubernetes name of its objects. Default ``name``; a parent component passes its
-            own child name as ``name`` (unique per parent) and the fixed in-cluster name here.
+        :param args: Namespace, names and image, a ``TraceCollectorArgs`` or a dict of its fields.
+        :param opts: Standard Pulumi resource options; a Kubernetes ``provider`` here is the one the children use.
+        :param cluster: The cluster the collector runs in: its OIDC issuer (for the collector's workload
+            identity), the resource group and region of Log Analytics and Application Insights, and its
+            ``provider`` unless ``opts`` names one.
         """
-        kube_name = kube_name or name
+        args = validate_args(TraceCollectorArgs, args, "TraceCollector", name)
+        cluster.require("TraceCollector", name, "oidc_issuer_url", "location")
+        kube_name, namespace = args.kube_name or name, args.namespace
+        resource_group_name, location = cluster.resource_group_name, cluster.location
         super().__init__(f"{PACKAGE}:index:TraceCollector", name, None, opts)
         azure = pulumi.ResourceOptions(parent=self)
         # Children wait for what the component waits for (the namespace is often created by a sibling).
-        on_cluster = Children(self, opts, provider).opts()
+        on_cluster = Children(self, opts, kubernetes_provider(opts, cluster.provider)).opts()
         self.service, self.namespace, self.port = kube_name, namespace, OTLP_PORT
         logs = operationalinsights.Workspace(
             f"{name}-logs",
@@ -121,12 +185,7 @@ class TraceCollector(pulumi.ComponentResource):
         )
         self.app_insights_id = insights.id
         identity = WorkloadIdentity(
-            f"{name}-identity",
-            {"namespace": namespace, "service_account": SERVICE_ACCOUNT},
-            cluster=ClusterContext(
-                cluster_name=None, resource_group_name=resource_group_name, location=location, oidc_issuer_url=oidc_issuer_url
-            ),
-            opts=azure,
+            f"{name}-identity", {"namespace": namespace, "service_account": SERVICE_ACCOUNT}, cluster=cluster, opts=azure
         )
         publisher = identity.grant("Monitoring Metrics Publisher", insights.id, "publish")
         account = k8s.core.v1.ServiceAccount(
@@ -148,50 +207,15 @@ class TraceCollector(pulumi.ComponentResource):
             data={"config.yaml": yaml.safe_dump(COLLECTOR_CONFIG, sort_keys=False)},
             opts=on_cluster,
         )
-        labels = {"app.kubernetes.io/name": "otel-collector", "app.kubernetes.io/instance": kube_name}
         k8s.apps.v1.Deployment(
             f"{name}-deployment",
-            metadata={"name": kube_name, "namespace": namespace, "labels": labels},
-            spec={
-                "replicas": 1,
-                "selector": {"matchLabels": labels},
-                "template": {
-                    "metadata": {"labels": {**labels, **identity.pod_labels}},
-                    "spec": {
-                        "serviceAccountName": SERVICE_ACCOUNT,
-                        "securityContext": {
-                            "runAsNonRoot": True,
-                            "runAsUser": COLLECTOR_UID,
-                            "seccompProfile": {"type": "RuntimeDefault"},
-                        },
-                        "containers": [
-                            {
-                                "name": "collector",
-                                "image": image,
-                                "args": ["--config=/conf/config.yaml"],
-                                "ports": [{"name": "otlp-grpc", "containerPort": OTLP_PORT}],
-                                "env": [
-                                    {
-                                        "name": "APPLICATIONINSIGHTS_CONNECTION_STRING",
-                                        "valueFrom": {
-                                            "secretKeyRef": {"name": f"{kube_name}-connection", "key": "connectionString"}
-                                        },
-                                    }
-                                ],
-                                "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "512Mi"}},
-                                "securityContext": restricted_container(),
-                                "volumeMounts": [{"name": "conf", "mountPath": "/conf", "readOnly": True}],
-                            }
-                        ],
-                        "volumes": [{"name": "conf", "configMap": {"name": f"{kube_name}-config"}}],
-                    },
-                },
-            },
+            **collector_deployment(args, kube_name, identity.pod_labels),
             # The role must exist before the first export, or Azure Monitor answers 403.
             opts=pulumi.ResourceOptions.merge(
                 on_cluster, pulumi.ResourceOptions(depends_on=[secret, config, account, publisher])
             ),
         )
+        labels = collector_labels(kube_name)
         k8s.core.v1.Service(
             f"{name}-service",
             metadata={"name": kube_name, "namespace": namespace, "labels": labels},

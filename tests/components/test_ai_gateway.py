@@ -11,18 +11,14 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
-from components.gateway.ai_gateway import (
-    AIGW_CHART,
-    AIGW_CRDS_CHART,
-    AZURE_API_VERSION,
-    EG_CHART,
-    AiGateway,
-    AiGatewayArgs,
-    GatewayBackend,
-)
+from components._base import ComponentInputError, validate_args
+from components.gateway.ai_gateway import AiGateway
+from components.gateway.ai_gateway_args import AZURE_API_VERSION, AiGatewayArgs, GatewayBackend, GatewayRef, gateway_problems
+from components.gateway.ai_gateway_controllers import AIGW_CHART, AIGW_CRDS_CHART, EG_CHART, aigw_values, eg_values
+from components.gateway.ai_gateway_manifests import envoy_proxy_spec
 from planner.analyzer import analyze
 from planner.render import kubernetes_object
-from tests.conftest import of_type, one, refusal_message, run_components
+from tests.conftest import cluster_context, of_type, one, refusal_message, run_components
 
 TENANT = "11111111-2222-3333-4444-555555555555"
 VLLM_KEY = "sk-vllm-4c1f0b9e-never-in-plain-text"
@@ -57,9 +53,9 @@ def build(args=None, backends=None, keys=None):
         gateway = AiGateway(
             "aigw",
             args or ARGS,
-            provider=provider,
             backends=[llama(), gpt()] if backends is None else backends,
             client_keys=secret_keys,
+            cluster=cluster_context(provider=provider),
         )
         holder["gateway"] = gateway
         pulumi.export("endpoint", gateway.endpoint)
@@ -496,6 +492,16 @@ def test_no_secret_value_is_recorded_anywhere(full_build, default_build):
 # ---- refusals -------------------------------------------------------------------------------------
 
 
+def refusal(args, backends=None, keys=None) -> str:
+    """What AiGateway would refuse, checked as it checks: the args model, then backends and keys."""
+    try:
+        checked = validate_args(AiGatewayArgs, args, "AiGateway", "aigw")
+    except ComponentInputError as err:
+        return str(err)
+    backends = [llama(), gpt()] if backends is None else backends
+    return "\n".join(str(p) for p in gateway_problems(checked, backends, KEYS if keys is None else keys))
+
+
 @pytest.mark.parametrize(
     "args, backends, keys, expected",
     [
@@ -533,18 +539,64 @@ def test_no_secret_value_is_recorded_anywhere(full_build, default_build):
         ({**ARGS, "extra": 1}, None, None, "extra=1: unknown key"),
     ],
 )
-def test_bad_input_is_refused_before_anything_is_created(args, backends, keys, expected):
+def test_bad_input_is_refused(args, backends, keys, expected):
+    assert expected in refusal(args, backends, keys)
+
+
+def test_every_problem_is_reported_at_once():
+    """Before: the first problem stopped the check, so each fix revealed the next."""
+    message = refusal(ARGS, [llama(name="Llama", api_key_secret=None), gpt(port=8443, api_key_secret="k")], {"alice": "k"})
+    for expected in (
+        "client_keys=['alice']: no API key for client(s) bob",
+        "backends[0].name='Llama'",
+        "backends[0].api_key_secret=None: self-hosted vLLM requires its API key",
+        "backends[1].api_key_secret='set': Azure OpenAI is called with Entra tokens",
+        "backends[1].port=8443: Azure OpenAI is served over HTTPS on 443",
+    ):
+        assert expected in message
+    both = refusal({"entra_tenant_id": TENANT, "client_ids": ["alice"]})
+    assert "Entra ID tokens need both" in both and "drop client_ids" in both
+    assert gateway_problems(AiGatewayArgs.model_validate(ARGS), [llama(), gpt()], KEYS) == []
+
+
+@pytest.mark.parametrize(
+    "args, backends, expected",
+    [
+        ({**ARGS, "redis_image": "redis"}, None, "redis_image='redis': pin the Redis image"),
+        (ARGS, [llama(api_key_secret=None), gpt(port=8443)], "backends[1].port=8443: Azure OpenAI is served over HTTPS on 443"),
+    ],
+)
+def test_a_refused_gateway_registers_nothing(args, backends, expected):
     def program():
-        AiGateway(
-            "aigw",
-            args,
-            provider=None,
-            backends=[llama(), gpt()] if backends is None else backends,
-            client_keys=KEYS if keys is None else keys,
-        )
+        AiGateway("aigw", args, backends=[llama(), gpt()] if backends is None else backends, client_keys=KEYS)
 
     message = refusal_message(program, "AiGateway", "aigw", lambda t: t.startswith("kubernetes:"))
     assert expected in message
+
+
+def test_the_provider_in_opts_wins_over_the_clusters():
+    def program():
+        mine = k8s.Provider("mine", kubeconfig="x")
+        AiGateway(
+            "aigw",
+            ARGS,
+            pulumi.ResourceOptions(provider=mine),
+            backends=[llama(), gpt()],
+            client_keys=KEYS,
+            cluster=cluster_context(provider=k8s.Provider("cluster", kubeconfig="x")),
+        )
+
+    run = run_components(program)
+    mine = next(r.urn for r in of_type(run, "pulumi:providers:kubernetes") if r.name == "mine")
+    children = [r for r in run.resources if r.parent == one(run, "aks-gpu:index:AiGateway").urn]
+    assert children and {r.options["provider"] for r in children} == {mine}
+
+
+def test_the_gateway_ref_names_the_gateway_and_its_registry(default_build):
+    gateway, _ = default_build
+    assert gateway.ref == GatewayRef("ai-gateway", "ai-gateway", None)
+    args = AiGatewayArgs(client_ids=["alice"], gateway_name="edge", namespace="llm", image_registry="acr.azurecr.io")
+    assert args.ref == GatewayRef("edge", "llm", "acr.azurecr.io")
 
 
 def test_policy_pack_has_no_objection(default_build):
@@ -581,16 +633,16 @@ def test_a_kaito_workspace_is_a_backend_without_a_key():
 
 def test_one_setting_moves_every_gateway_image_to_a_private_registry():
     args = AiGatewayArgs(client_ids=["alice"], image_registry="acr.azurecr.io")
-    values = AiGateway.eg_values(args)["global"]["images"]
+    values = eg_values(args)["global"]["images"]
     assert {k: v["image"] for k, v in values.items()} == {
         "envoyGateway": "acr.azurecr.io/envoyproxy/gateway:v1.8.2",
         "ratelimit": "acr.azurecr.io/envoyproxy/ratelimit:1e50889b",
         "envoyProxy": "acr.azurecr.io/envoyproxy/envoy:distroless-v1.38.3",
     }
-    aigw = AiGateway.aigw_values(args)
+    aigw = aigw_values(args)
     assert aigw["controller"]["image"] == {"repository": "acr.azurecr.io/envoyproxy/ai-gateway-controller", "tag": "v1.1.0"}
     assert aigw["extProc"]["image"] == {"repository": "acr.azurecr.io/envoyproxy/ai-gateway-extproc", "tag": "v1.1.0"}
-    proxy = AiGateway.envoy_proxy_spec(args)["provider"]["kubernetes"]["envoyDeployment"]["container"]["image"]
+    proxy = envoy_proxy_spec(args)["provider"]["kubernetes"]["envoyDeployment"]["container"]["image"]
     assert proxy == "acr.azurecr.io/envoyproxy/envoy:distroless-v1.38.3"
     with pytest.raises(ValueError, match="registry host"):
         AiGatewayArgs(client_ids=["alice"], image_registry="https://acr.azurecr.io/x")
@@ -598,7 +650,7 @@ def test_one_setting_moves_every_gateway_image_to_a_private_registry():
 
 def test_the_ai_gateway_controller_has_resource_requests():
     """Before: the chart's resources: {} left the controller without requests."""
-    values = AiGateway.aigw_values(AiGatewayArgs(client_ids=["alice"]))
+    values = aigw_values(AiGatewayArgs(client_ids=["alice"]))
     assert values["controller"]["resources"]["requests"] == {"cpu": "100m", "memory": "256Mi"}
 
 

@@ -16,11 +16,12 @@ from components.gateway.router_config import (
     RouterGuards,
     RouterModel,
     SemanticCache,
+    cross_check_problems,
     default_decisions,
-    render,
-    route,
     self_hosted_cost_per_million,
 )
+from components.gateway.router_render import render
+from tests.router_rules import route
 
 CHEAP = "self-hosted-llama-8b"
 FRONTIER = "azure-gpt-4o"
@@ -111,6 +112,28 @@ def test_use_reasoning_needs_reasoning_family():
     d = RouterDecision(name="r", categories=["math"], model=CHEAP, use_reasoning=True)
     with pytest.raises(ValidationError, match=f"model '{CHEAP}' has no reasoning_family"):
         _args(decisions=[d])
+
+
+def test_every_cross_check_problem_is_reported_at_once():
+    """Before: the first problem stopped the check, so each fix revealed the next."""
+    models = _models()
+    decisions = [
+        RouterDecision(name="block-pii", categories=["math"], model="gpt-5"),
+        RouterDecision(name="r", categories=["law"], model=CHEAP, use_reasoning=True),
+    ]
+    args = RouterConfigArgs.model_construct(
+        models=[*models, models[0]], decisions=decisions, default_model="nope", guards=RouterGuards(), cache=SemanticCache()
+    )
+    assert [p.field for p in cross_check_problems(args)] == [
+        "models",
+        "decisions",
+        "default_model",
+        "decisions[0].model",
+        "decisions[1].use_reasoning",
+    ]
+    with pytest.raises(ValidationError) as err:
+        _args(default_model="nope", decisions=decisions)
+    assert "default_model='nope'" in str(err.value) and "decisions[1].use_reasoning=True" in str(err.value)
 
 
 @pytest.mark.parametrize("endpoint", ["http://vllm:8000", "vllm", "vllm:0", "vllm:8000/v1", "vllm:99999"])
@@ -300,28 +323,28 @@ EXAMPLES = [
 
 @pytest.mark.parametrize(("prompt", "categories", "expected"), EXAMPLES)
 def test_example_prompts(prompt, categories, expected):
-    assert route(_args(), categories, prompt) == expected
+    assert route(render(_args()), categories, prompt) == expected
 
 
 def test_unmatched_prompt_goes_to_default():
     args = _args(default_model=FRONTIER)
-    assert route(args, {"chemistry"}, "Balance this equation") == FRONTIER
-    assert route(args, set(), "") == FRONTIER
+    assert route(render(args), {"chemistry"}, "Balance this equation") == FRONTIER
+    assert route(render(args), set(), "") == FRONTIER
 
 
 def test_and_operator_needs_every_condition():
     d = RouterDecision(name="math-proofs", categories=["math"], keywords=["prove"], operator="AND", model=FRONTIER)
     args = _args(decisions=[d])
-    assert route(args, {"math"}, "prove it") == FRONTIER
-    assert route(args, {"math"}, "compute it") == CHEAP
-    assert route(args, {"law"}, "prove it") == CHEAP
+    assert route(render(args), {"math"}, "prove it") == FRONTIER
+    assert route(render(args), {"math"}, "compute it") == CHEAP
+    assert route(render(args), {"law"}, "prove it") == CHEAP
 
 
 def test_equal_priority_keeps_declaration_order():
     a = RouterDecision(name="a", priority=5, categories=["math"], model=FRONTIER)
     b = RouterDecision(name="b", priority=5, categories=["math"], model=CHEAP)
-    assert route(_args(decisions=[a, b]), {"math"}, "") == FRONTIER
-    assert route(_args(decisions=[b, a]), {"math"}, "") == CHEAP
+    assert route(render(_args(decisions=[a, b])), {"math"}, "") == FRONTIER
+    assert route(render(_args(decisions=[b, a])), {"math"}, "") == CHEAP
 
 
 # --- cost helper -----------------------------------------------------------------------------------------------------
@@ -374,4 +397,4 @@ def _configs(draw):
 @settings(max_examples=200)
 @given(_configs(), st.sets(st.sampled_from(_CATS), max_size=2), st.lists(_WORDS, max_size=4).map(" ".join))
 def test_route_always_returns_a_known_model(args, categories, text):
-    assert route(args, categories, text) in {m.name for m in args.models}
+    assert route(render(args), categories, text) in {m.name for m in args.models}

@@ -10,12 +10,12 @@ import pytest
 
 from components.gateway.router_models import DEFAULT_PREFIX, SCRIPTS
 from planner.render import kubernetes_object
-from tests.conftest import run_stack, stack_config
+from tests.conftest import planned_stack, run_stack, stack_config
 
 
 @pytest.fixture(scope="module")
 def dev_run():
-    return run_stack(stack_config("dev"), "dev")
+    return planned_stack("dev")
 
 
 def named(run, name: str):
@@ -81,7 +81,7 @@ LISTING = """<?xml version="1.0" encoding="utf-8"?><EnumerationResults><Blobs>
 
 
 def fake_get(calls):
-    def get(url, token):
+    def get(url, _token):
         calls.append(url)
         if "comp=list" in url:
             return io.BytesIO(LISTING.encode())
@@ -114,6 +114,6 @@ def test_the_script_fails_when_a_model_was_never_uploaded(fetch, monkeypatch, tm
     monkeypatch.setattr(fetch, "_get", fake_get([]))
     monkeypatch.setattr(fetch, "fetch_token", lambda: "token")
     environment(monkeypatch, tmp_path, "m1,m2")
-    fetch.list_blobs = lambda endpoint, container, prefix, token: [] if "m2" in prefix else [("p/m1/config.json", 2)]
+    fetch.list_blobs = lambda _endpoint, _container, prefix, _token: [] if "m2" in prefix else [("p/m1/config.json", 2)]
     assert fetch.main() == 1
     assert "no config.json for m2: upload each model directory to https://a.blob/c/p/<model>/" in capsys.readouterr().err

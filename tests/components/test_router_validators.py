@@ -16,10 +16,10 @@ from components.gateway.router_config import (
     SemanticCache,
     auto_model_names,
     default_decisions,
-    render,
     required_models,
 )
 from components.gateway.router_fields import unknown_fields
+from components.gateway.router_render import render
 from planner.deploy.router import chart_defaults, effective_config, helm_merge
 from planner.upstream import missing_reason, upstream_dir
 

@@ -4,10 +4,12 @@ import kubernetes_validate
 import pulumi_kubernetes as k8s
 import pytest
 
-from components.gateway import router_config
-from components.gateway.semantic_router import NAMESPACE, SemanticRouter
+from components.gateway import router_config, router_render
+from components.gateway.ai_gateway_args import GatewayRef
+from components.gateway.router_models import RouterModels
+from components.gateway.semantic_router import NAMESPACE, SemanticRouter, router_problems
 from planner.render import kubernetes_object
-from tests.conftest import of_type, one, refusal_message, run_components
+from tests.conftest import cluster_context, of_type, one, refusal_message, run_components
 
 ARGS = {
     "models": [
@@ -19,8 +21,14 @@ ARGS = {
 }
 
 
-def router(args=ARGS, models="prefilled-models", **extra):
-    return SemanticRouter("router", args, "ai-gateway", "ai-gateway", k8s.Provider("k8s", kubeconfig="x"), models=models, **extra)
+def router(args=ARGS, models="prefilled-models", image_registry=None):
+    return SemanticRouter(
+        "router",
+        args,
+        gateway=GatewayRef("ai-gateway", "ai-gateway", image_registry),
+        models=models,
+        cluster=cluster_context(provider=k8s.Provider("k8s", kubeconfig="x")),
+    )
 
 
 def build(args=ARGS, **extra):
@@ -32,7 +40,7 @@ def test_chart_gets_the_rendered_config_and_a_pinned_version():
     chart = one(run, "helm.sh/v4:Chart").inputs
     assert chart["chart"] == router_config.VSR_CHART and chart["version"] == router_config.VSR_CHART_VERSION
     assert chart["namespace"] == NAMESPACE
-    assert chart["values"]["config"] == router_config.render(router_config.RouterConfigArgs.model_validate(ARGS))
+    assert chart["values"]["config"] == router_render.render(router_config.RouterConfigArgs.model_validate(ARGS))
     assert chart["values"]["image"] == {"repository": "ghcr.io/vllm-project/semantic-router/extproc", "tag": "v0.3.0"}
 
 
@@ -98,3 +106,14 @@ def test_bad_router_config_is_refused_before_anything_exists(change, expected):
         lambda t: t.startswith("kubernetes:") and not t.startswith("pulumi:"),
     )
     assert expected in message
+
+
+def test_models_from_a_store_need_the_clusters_issuer_and_region():
+    store = object()  # only its presence matters to the check
+    assert router_problems("prefilled-models", None) == []
+    assert [str(p) for p in router_problems(RouterModels(store), None)] == [
+        "cluster=None: required to copy the router's models from a model store (RouterModels)"
+    ]
+    no_issuer = cluster_context(oidc_issuer_url=None, location=None)
+    assert [p.field for p in router_problems(RouterModels(store), no_issuer)] == ["cluster.oidc_issuer_url", "cluster.location"]
+    assert router_problems(RouterModels(store), cluster_context()) == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from types import SimpleNamespace
 
 import pytest
 
@@ -12,18 +13,32 @@ from components._base import ComponentInputError
 from components.azure.grafana import DASHBOARD_PATH
 from components.azure.workload_identity import BUILT_IN_ROLES
 from components.core.errors import ConfigError
-from components.gateway import router_config
+from components.gateway import router_config, router_render
+from components.gateway.semantic_router_gateway import SemanticRouterGateway
+from components.gateway.semantic_router_gateway_args import (
+    GatewaySecrets,
+    SemanticRouterGatewayArgs,
+    SharedServices,
+    frontier_backends,
+    router_config_args,
+    semantic_router_gateway_problems,
+)
 from components.stack.config import parse_stack_config
 from planner.render import kubernetes_object
-from tests.components.test_custom_resources import (
-    AIGatewayRoute,
-    AIServiceBackend,
-    BackendSecurityPolicy,
-    SecurityPolicy,
-    check_gateway_references,
+from tests.conftest import (
+    PROJECT,
+    REPO,
+    cluster_context,
+    of_type,
+    one,
+    refusal_message,
+    run_stack,
+    secret_config,
+    stack_config,
 )
-from tests.components.test_grafana import ALLOWED, GATEWAY_METRICS, ROUTER_METRICS, VLLM_METRICS, metric_names
-from tests.conftest import PROJECT, REPO, of_type, one, run_stack, secret_config, stack_config
+from tests.crd_models import AIGatewayRoute, AIServiceBackend, BackendSecurityPolicy, SecurityPolicy, check_gateway_references
+from tests.dashboard_metrics import ALLOWED, GATEWAY_METRICS, ROUTER_METRICS, VLLM_METRICS, metric_names
+from tests.router_rules import route
 
 OPENAI_USER_GUID = "5e0bd9bd-7b93-4f28-af87-19fc36ad61bd"
 REFRESHER_SUBJECT = "system:serviceaccount:ai-gateway:aoai-token"
@@ -33,15 +48,15 @@ REFRESHER_SUBJECT = "system:serviceaccount:ai-gateway:aoai-token"
 def dev():
     """The dev stack's run, its Kubernetes objects, and the RouterConfigArgs the router's config was rendered from."""
     rendered: list[router_config.RouterConfigArgs] = []
-    render = router_config.render
+    render = router_render.render
 
     def recording(args):
         rendered.append(args)
         return render(args)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(router_config, "render", recording)
-        run = run_stack(stack_config("dev"), "dev")
+        patch.setattr(router_render, "render", recording)
+        run = run_stack(stack_config("dev"), "dev")  # a fresh run: the recording must see the render
     assert len(rendered) == 1, "one router config per gateway"
     objects = [kubernetes_object(r) for r in run.resources if r.is_kubernetes and not r.type.startswith("kubernetes:helm.sh/")]
     return run, objects, rendered[0]
@@ -186,7 +201,7 @@ def test_route_rules_and_router_models_agree(dev):
 def test_the_chart_receives_the_config_rendered_from_these_args(dev):
     run, _, args = dev
     (chart,) = [r for r in of_type(run, "helm.sh/v4:Chart") if r.name.endswith("router-chart")]
-    assert numbers_as_floats(chart.inputs["values"]["config"]) == numbers_as_floats(router_config.render(args))
+    assert numbers_as_floats(chart.inputs["values"]["config"]) == numbers_as_floats(router_render.render(args))
 
 
 @pytest.mark.parametrize(
@@ -205,9 +220,10 @@ def test_the_chart_receives_the_config_rendered_from_these_args(dev):
     ],
 )
 def test_the_router_sends_example_prompts_to_the_intended_model(dev, categories, prompt, model):
-    _, objects, args = dev
+    run, objects, args = dev
     assert args.default_model == "llama-8b"
-    chosen = router_config.route(args, categories, prompt)
+    (chart,) = [r for r in of_type(run, "helm.sh/v4:Chart") if r.name.endswith("router-chart")]
+    chosen = route(chart.inputs["values"]["config"], categories, prompt)
     assert chosen == model
     assert chosen in routed_models(objects), "the chosen model has a route"
 
@@ -234,8 +250,8 @@ def test_no_route_is_anonymous(dev):
     client_ids = stack_config("dev")[f"{PROJECT}:gateway"]["gateway"]["client_ids"]
     assert set(keys["stringData"]) == set(client_ids) == {"agent"}
     # Every route hangs off that Gateway (and only there).
-    for route in of_kind(objects, "AIGatewayRoute"):
-        assert {(p.kind, p.name) for p in AIGatewayRoute.model_validate(route).spec.parentRefs} == {("Gateway", name)}
+    for obj in of_kind(objects, "AIGatewayRoute"):
+        assert {(p.kind, p.name) for p in AIGatewayRoute.model_validate(obj).spec.parentRefs} == {("Gateway", name)}
 
 
 def test_no_secret_appears_in_plain_text(dev):
@@ -353,3 +369,64 @@ def test_a_router_config_problem_names_its_key_without_pydantic_internals():
         "decisions[0].use_reasoning=True: decision 'x' asks for reasoning but model 'gpt-5.5' has no reasoning_family" in message
     )
     assert "input_value" not in message and "see below" not in message
+
+
+# ---- the checks, without the engine ---------------------------------------------------------------------
+
+
+def gateway_args(**changes) -> SemanticRouterGatewayArgs:
+    return SemanticRouterGatewayArgs.model_validate({**stack_config("dev")[f"{PROJECT}:gateway"], **changes})
+
+
+def fake_vllm(served: str, price: float | None = 3.67) -> SimpleNamespace:
+    sku = SimpleNamespace(name="Standard_NC24ads_A100_v4", price_usd_per_hour=price, gpus=1)
+    return SimpleNamespace(
+        service_name="llama-8b", namespace="gpu-inference", served_model_name=served, pool_sku=sku, fit=SimpleNamespace(tp=1)
+    )
+
+
+def test_every_gateway_problem_is_reported_at_once():
+    """Before: the first problem stopped the check, so each fix revealed the next."""
+    models = {"llama-8b": fake_vllm("Llama 8B", price=None)}
+    problems = semantic_router_gateway_problems(gateway_args(), models, GatewaySecrets(), SharedServices())
+    assert [p.field for p in problems] == ["models", "models", "secrets.vllm_api_key", "router_models_volume", "grafana"]
+    assert "routed model names are lower-case letters" in str(problems[0])
+    assert "has no list price in the catalog" in str(problems[1])
+    assert "the router needs its classifier models without internet access" in str(problems[3])
+    assert str(problems[4]) == "grafana='set': needs the stack's managed Prometheus workspace"
+    nothing = semantic_router_gateway_problems(
+        gateway_args(grafana=None), {}, GatewaySecrets(), SharedServices(model_store=object())
+    )
+    assert [str(p) for p in nothing] == ["models=[]: route to at least one self-hosted model (the cheap path)"]
+    fine = SharedServices(model_store=object(), prometheus="/subscriptions/0/amw")
+    assert (
+        semantic_router_gateway_problems(gateway_args(), {"llama-8b": fake_vllm("llama-8b")}, GatewaySecrets("key"), fine) == []
+    )
+
+
+def test_the_router_is_configured_from_the_gateways_models_and_prices():
+    config = router_config_args("gateway", gateway_args(), {"llama-8b": fake_vllm("llama-8b")}, {})
+    assert [(m.name, m.kind, m.endpoint) for m in config.models] == [
+        ("llama-8b", "self-hosted", "llama-8b.gpu-inference.svc.cluster.local:8000"),
+        ("gpt-5.5", "azure-openai", "aks-gpu-dev-openai.openai.azure.com:443"),
+    ]
+    # 3.67 USD an hour over 1500 tokens a second.
+    assert config.models[0].prompt_usd_per_million == round(3.67 / (1500 * 3600) * 1_000_000, 4)
+    assert config.default_model == "llama-8b"
+    assert config.tracing_endpoint == "otel-collector.ai-gateway.svc.cluster.local:4317"
+    assert [b.name for b in frontier_backends(gateway_args())] == ["aoai-gpt-5-5"]
+
+
+def test_a_refused_gateway_registers_nothing():
+    def program():
+        SemanticRouterGateway(
+            "gateway",
+            gateway_args(),
+            cluster=cluster_context(),
+            models={"llama-8b": fake_vllm("llama-8b")},
+            secrets=GatewaySecrets("key"),
+        )
+
+    message = refusal_message(program, "SemanticRouterGateway", "gateway", lambda t: not t.startswith("pulumi:"))
+    assert "router_models_volume=None: the router needs its classifier models" in message
+    assert "grafana='set': needs the stack's managed Prometheus workspace" in message

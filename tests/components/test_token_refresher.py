@@ -8,13 +8,15 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from urllib.parse import parse_qs
 
 import kubernetes_validate
+import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
+from components._base import ComponentInputError, validate_args
 from components.azure.workload_identity import WorkloadIdentity
-from components.gateway.token_refresher import SCRIPT, EntraTokenRefresher
+from components.gateway.token_refresher import SCRIPT, EntraTokenRefresher, EntraTokenRefresherArgs, refresher_problems
 from planner.render import kubernetes_object
-from tests.conftest import cluster_context, of_type, run_components
+from tests.conftest import cluster_context, of_type, refusal_message, run_components
 
 
 class FakeEndpoints(BaseHTTPRequestHandler):
@@ -112,7 +114,10 @@ def test_component_objects():
             cluster=cluster_context(resource_group_name="rg", location="eastus", oidc_issuer_url="https://issuer"),
         )
         EntraTokenRefresher(
-            "aoai-token", "ai-gateway", ["azure-openai-entra-token"], identity, k8s.Provider("k8s", kubeconfig="x")
+            "aoai-token",
+            {"namespace": "ai-gateway", "secret_names": ["azure-openai-entra-token"]},
+            pulumi.ResourceOptions(provider=k8s.Provider("k8s", kubeconfig="x")),
+            identity=identity,
         )
 
     run = run_components(program)
@@ -133,3 +138,51 @@ def test_component_objects():
     for resource in run.resources:
         if resource.is_kubernetes:
             kubernetes_validate.validate(kubernetes_object(resource), "1.35", strict=True)
+
+
+class FakeIdentity:
+    namespace, service_account = "ai-gateway", "aoai-token"
+    subject = "system:serviceaccount:ai-gateway:aoai-token"
+
+
+ARGS = {"namespace": "ai-gateway", "secret_names": ["azure-openai-entra-token"]}
+
+
+def test_the_identity_must_be_federated_with_the_refreshers_service_account():
+    args = EntraTokenRefresherArgs(**ARGS)
+    assert refresher_problems(args, "aoai-token", FakeIdentity()) == []
+    (problem,) = refresher_problems(args, "token-refresher", FakeIdentity())
+    assert str(problem) == (
+        "identity='system:serviceaccount:ai-gateway:aoai-token': federate the identity with "
+        "system:serviceaccount:ai-gateway:token-refresher, the refresher's service account"
+    )
+
+
+@pytest.mark.parametrize(
+    "change, expected",
+    [
+        # Before: an empty list rendered a Role without resourceNames, which grants every Secret.
+        ({"secret_names": []}, "secret_names=[]"),
+        ({"secret_names": ["Bad_Name"]}, "Secret names are DNS subdomains"),
+        ({"image": "python"}, "image='python': pin the image to a version tag or digest: it has no tag (means latest)"),
+        ({"namespace": "AI"}, "namespace='AI'"),
+        ({"scopes": "x"}, "scopes='x': unknown key"),
+    ],
+)
+def test_bad_args_are_refused(change, expected):
+    with pytest.raises(ComponentInputError) as caught:
+        validate_args(EntraTokenRefresherArgs, {**ARGS, **change}, "EntraTokenRefresher", "aoai-token")
+    assert expected in str(caught.value)
+
+
+def test_a_refused_refresher_registers_nothing():
+    def program():
+        identity = WorkloadIdentity(
+            "refresher-identity",
+            {"namespace": "ai-gateway", "service_account": "someone-else"},
+            cluster=cluster_context(resource_group_name="rg", location="eastus", oidc_issuer_url="https://issuer"),
+        )
+        EntraTokenRefresher("aoai-token", ARGS, identity=identity)
+
+    message = refusal_message(program, "EntraTokenRefresher", "aoai-token", lambda t: t.startswith("kubernetes:"))
+    assert "federate the identity with system:serviceaccount:ai-gateway:aoai-token" in message

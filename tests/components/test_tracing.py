@@ -3,13 +3,15 @@
 import kubernetes_validate
 import pulumi
 import pulumi_kubernetes as k8s
+import pytest
 import yaml
 
+from components._base import ComponentInputError, validate_args
 from components.azure.workload_identity import WorkloadIdentity
 from components.gateway.token_refresher import EntraTokenRefresher
-from components.gateway.tracing import OTLP_PORT, TraceCollector
+from components.gateway.tracing import OTLP_PORT, TraceCollector, TraceCollectorArgs
 from planner.render import kubernetes_object
-from tests.conftest import cluster_context, of_type, one, run_components
+from tests.conftest import cluster_context, of_type, one, refusal_message, run_components
 
 
 def build(with_refresher: bool = False):
@@ -19,14 +21,20 @@ def build(with_refresher: bool = False):
             "gateway-ns", metadata={"name": "ai-gateway"}, opts=pulumi.ResourceOptions(provider=provider)
         )
         after = pulumi.ResourceOptions(depends_on=[namespace])
-        TraceCollector("otel-collector", "ai-gateway", "rg", "eastus", provider, opts=after, oidc_issuer_url="https://issuer")
+        cluster = cluster_context(
+            resource_group_name="rg", location="eastus", oidc_issuer_url="https://issuer", provider=provider
+        )
+        TraceCollector("otel-collector", {"namespace": "ai-gateway"}, opts=after, cluster=cluster)
         if with_refresher:
             identity = WorkloadIdentity(
-                "refresher-identity",
-                {"namespace": "ai-gateway", "service_account": "aoai-token"},
-                cluster=cluster_context(resource_group_name="rg", location="eastus", oidc_issuer_url="https://issuer"),
+                "refresher-identity", {"namespace": "ai-gateway", "service_account": "aoai-token"}, cluster=cluster
             )
-            EntraTokenRefresher("aoai-token", "ai-gateway", ["aoai-entra-token"], identity, provider, opts=after)
+            EntraTokenRefresher(
+                "aoai-token",
+                {"namespace": "ai-gateway", "secret_names": ["aoai-entra-token"]},
+                pulumi.ResourceOptions(depends_on=[namespace], provider=provider),
+                identity=identity,
+            )
 
     return run_components(program)
 
@@ -99,3 +107,29 @@ def test_objects_in_a_namespace_made_elsewhere_wait_for_it():
         assert namespace in resource.options.get("dependsOn", []), resource.name
     assert namespace not in one(run, "operationalinsights:Workspace").options.get("dependsOn", [])
     assert len(of_type(run, "batch/v1:CronJob")) == 1
+
+
+def test_a_collector_without_the_clusters_issuer_is_refused_before_anything_exists():
+    def program():
+        TraceCollector("otel-collector", {"namespace": "ai-gateway"}, cluster=cluster_context(oidc_issuer_url=None))
+
+    message = refusal_message(program, "TraceCollector", "otel-collector", lambda t: not t.startswith("pulumi:"))
+    assert "cluster.oidc_issuer_url=None: required by this component" in message
+
+
+@pytest.mark.parametrize(
+    "change, expected",
+    [
+        (
+            {"image": "otel/opentelemetry-collector-contrib:latest"},
+            "pin the image to a version tag or digest: it uses the latest",
+        ),
+        ({"kube_name": "OTel"}, "kube_name='OTel'"),
+        ({}, "namespace: required key is missing"),
+    ],
+)
+def test_bad_collector_args_are_refused(change, expected):
+    args = {"namespace": "ai-gateway", **change} if change else {}
+    with pytest.raises(ComponentInputError) as caught:
+        validate_args(TraceCollectorArgs, args, "TraceCollector", "otel-collector")
+    assert expected in str(caught.value)

@@ -86,23 +86,24 @@ def _walk(raw: dict[str, Any], type_name: str, path: str, types: dict, out: list
 def _recurse(value: Any, type_expr: str, path: str, types: dict, out: list[str]) -> None:
     t = type_expr.lstrip("*")
     if t in types:  # reflect.Struct
-        sub = _string_map(value)
-        if sub:
-            _walk(sub, t, path, types, out)
+        _walk_mapping(value, t, path, types, out)
     elif t.startswith("[]"):  # reflect.Slice: elements deref'd; only []interface{} values are walked
         elem = t[2:].lstrip("*")
         if elem in types and isinstance(value, list):
             for i, item in enumerate(value):
-                sub = _string_map(item)
-                if sub:
-                    _walk(sub, elem, f"{path}[{i}]", types, out)
+                _walk_mapping(item, elem, f"{path}[{i}]", types, out)
     elif t.startswith("map["):  # reflect.Map: the element is NOT deref'd (map[string]*T is a leaf)
         elem = _map_elem(t)
         if elem in types:
             for map_key, map_val in _string_map(value).items():
-                sub = _string_map(map_val)
-                if sub:
-                    _walk(sub, elem, _join(path, map_key), types, out)
+                _walk_mapping(map_val, elem, _join(path, map_key), types, out)
+
+
+def _walk_mapping(value: Any, type_name: str, path: str, types: dict, out: list[str]) -> None:
+    """Walk ``value`` as a ``type_name`` struct if it is a non-empty mapping; Go skips anything else."""
+    sub = _string_map(value)
+    if sub:
+        _walk(sub, type_name, path, types, out)
 
 
 def _map_elem(t: str) -> str:
