@@ -87,7 +87,7 @@ def crashed(outcome, stderr: str) -> bool:
     return outcome not in ("ConfigError", "loaded")
 
 
-def fuzz(name: str, strategy, run, examples: int, seed_value: int) -> tuple[Counter, list]:
+def fuzz(strategy, run, examples: int, seed_value: int) -> tuple[Counter, list]:
     outcomes: Counter = Counter()
     crashes: list = []
 
@@ -127,7 +127,7 @@ def main() -> int:
                 continue
             examples = max(1, int(BUDGET[name] * args.scale))
             started = time.perf_counter()
-            outcomes, crashes = fuzz(name, strategy, run, examples, args.seed)
+            outcomes, crashes = fuzz(strategy, run, examples, args.seed)
             histogram = ", ".join(f"{k}: {v}" for k, v in sorted(outcomes.items(), key=lambda kv: str(kv[0])))
             print(
                 f"{name:10} {sum(outcomes.values()):5} runs in {time.perf_counter() - started:6.1f}s  {histogram}  crashes: {len(crashes)}"

@@ -17,6 +17,16 @@ import random
 import time
 from collections import Counter
 
+from components.core.labels import (
+    AGENTPOOL_LABEL,
+    DRANET_DRIVER,
+    GPU_TAINT,
+    GPU_TOLERATION,
+    MIG_PREFIX,
+    NVIDIA_GPU,
+    RDMA_DEVICE_CLASS,
+    RDMA_LABEL,
+)
 from policies.rules import RULES, evaluate
 from policies.rules._model import Resource, StackIndex, token_for_manifest
 
@@ -43,7 +53,7 @@ WORKLOADS = ["Deployment", "Deployment", "Pod", "StatefulSet", "Job", "CronJob"]
 def _container(rng: random.Random, index: int, rdma: bool, pool: str) -> dict:
     container: dict = {"name": f"engine-{index}", "image": rng.choice(IMAGES), "args": ["--port", "8000"]}
     mig = POOLS[pool][1]
-    gpus = {"nvidia.com/mig-1g.10gb" if mig and rng.random() < 0.8 else "nvidia.com/gpu": rng.choice([1, 2, 4, 8])}
+    gpus = {f"{MIG_PREFIX}1g.10gb" if mig and rng.random() < 0.8 else NVIDIA_GPU: rng.choice([1, 2, 4, 8])}
     container["resources"] = {"requests": {"cpu": "4", "memory": "16Gi", **gpus}, "limits": dict(gpus)}
     if rdma:
         container["resources"]["claims"] = [{"name": "rdma-nics"}]
@@ -63,11 +73,11 @@ def _container(rng: random.Random, index: int, rdma: bool, pool: str) -> dict:
 def _pod_spec(rng: random.Random, rdma: bool, role: str | None) -> dict:
     pool = rng.choice(["h100", "h200", "nc40"] if rdma else ["a100", "a100mig", "t4", "h100"])
     spec: dict = {
-        "nodeSelector": {"kubernetes.azure.com/agentpool": pool},
+        "nodeSelector": {AGENTPOOL_LABEL: pool},
         "containers": [_container(rng, i, rdma, pool) for i in range(rng.choice([1, 1, 2]))],
     }
     if rng.random() < 0.9:
-        spec["tolerations"] = [{"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]
+        spec["tolerations"] = [dict(GPU_TOLERATION)]
     if rdma:
         spec["resourceClaims"] = [{"name": "rdma-nics", "resourceClaimTemplateName": "nd-rdma-full-node"}]
     if role and rng.random() < 0.7:
@@ -108,7 +118,7 @@ def _workload(rng: random.Random, kind: str, name: str, namespace: str) -> dict:
 
 
 def _claim_template(namespace: str) -> dict:
-    request = {"name": "rdma-nics", "exactly": {"deviceClassName": "dranet.net", "count": 8}}
+    request = {"name": "rdma-nics", "exactly": {"deviceClassName": RDMA_DEVICE_CLASS, "count": 8}}
     return {
         "apiVersion": "resource.k8s.io/v1",
         "kind": "ResourceClaimTemplate",
@@ -136,8 +146,8 @@ def kubernetes_objects(count: int, seed: int = 7) -> list[dict]:
         {
             "apiVersion": "resource.k8s.io/v1",
             "kind": "DeviceClass",
-            "metadata": {"name": "dranet.net"},
-            "spec": {"selectors": [{"cel": {"expression": 'device.driver == "dra.net"'}}]},
+            "metadata": {"name": RDMA_DEVICE_CLASS},
+            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRANET_DRIVER}"'}}]},
         },
         *(_claim_template(ns) for ns in NAMESPACES),
     ]
@@ -167,8 +177,8 @@ def azure_resources(clusters: int) -> list[Resource]:
                 "agentPoolName": name,
                 "vmSize": "Standard_NC6s_v3" if (c, p) == (0, 4) else vm_size,
                 "mode": "User",
-                "nodeTaints": ["sku=gpu:NoSchedule"] if (c + p) % 5 else [],
-                "nodeLabels": {"aks-gpu-inference/rdma": "true"} if "ND96" in vm_size else {},
+                "nodeTaints": [GPU_TAINT] if (c + p) % 5 else [],
+                "nodeLabels": {RDMA_LABEL: "true"} if "ND96" in vm_size else {},
                 **({"gpuInstanceProfile": mig} if mig else {}),
             }
             resources.append(Resource("azure-native:containerservice:AgentPool", f"{name}-{c}", pool, f"urn:{name}-{c}"))

@@ -3,28 +3,35 @@
 For every pool of the plan it simulates the ResourceSlices the drivers would publish on one node
 (DRANET's NICs from the catalog's InfiniBand count, the NVIDIA DRA driver's GPUs or MIG slices),
 with the attribute names the drivers publish, then evaluates each claim's DeviceClass and request
-selectors with cel-python and compares the matches with the requested count.
+selectors with cel-python and compares the matches with the requested count. cel-python is imported,
+and its parser built, only for a plan that has claim templates.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import celpy
-
 from components.core import catalog
-from components.gpu.dra_device_classes import GPU_CLASS, MIG_CLASS
-from components.gpu.rdma_network import POOL_ANNOTATION
+from components.core.labels import (
+    AGENTPOOL_LABEL,
+    DRANET_DRIVER,
+    GPU_DEVICE_CLASS,
+    MIG_DEVICE_CLASS,
+    NVIDIA_DRA_DRIVER,
+    POOL_ANNOTATION,
+    RDMA_DEVICE_CLASS,
+)
 
 from .engine import ProgramRun
 from .render import plain
 
 # The classes the NVIDIA DRA driver chart creates itself (its deviceclass templates).
 CHART_CLASSES = {
-    GPU_CLASS: f"device.driver == '{GPU_CLASS}' && device.attributes['{GPU_CLASS}'].type == 'gpu'",
-    MIG_CLASS: f"device.driver == '{GPU_CLASS}' && device.attributes['{GPU_CLASS}'].type == 'mig'",
+    GPU_DEVICE_CLASS: f"device.driver == '{NVIDIA_DRA_DRIVER}' && device.attributes['{NVIDIA_DRA_DRIVER}'].type == 'gpu'",
+    MIG_DEVICE_CLASS: f"device.driver == '{NVIDIA_DRA_DRIVER}' && device.attributes['{NVIDIA_DRA_DRIVER}'].type == 'mig'",
 }
 PLACEHOLDER_PLACEMENT_GROUP = "<simulated placement group>"
 
@@ -87,7 +94,7 @@ def nic_slice(sku: catalog.GpuSku, node: str) -> dict[str, Any]:
             "attributes": _attrs({"rdma": False, "ifName": "eth0", "pciAddress": "0000:00:0a.0", "numaNode": 0, **azure}),
         }
     )
-    return resource_slice("dra.net", node, devices)
+    return resource_slice(DRANET_DRIVER, node, devices)
 
 
 def gpu_slice(sku: catalog.GpuSku, mig_profile: str | None, node: str) -> dict[str, Any]:
@@ -108,7 +115,7 @@ def gpu_slice(sku: catalog.GpuSku, mig_profile: str | None, node: str) -> dict[s
                 devices.append({"name": f"gpu-{g}-mig-{s}", "attributes": _attrs(attributes)})
         else:
             devices.append({"name": f"gpu-{g}", "attributes": _attrs({**base, "type": "gpu"})})
-    return resource_slice(GPU_CLASS, node, devices)
+    return resource_slice(NVIDIA_DRA_DRIVER, node, devices)
 
 
 def node_slices(pool: SimPool) -> list[dict[str, Any]]:
@@ -155,16 +162,25 @@ class Verdict:
     reason: str
 
 
+@functools.cache
+def _environment() -> Any:
+    """cel-python's environment, made on first use (building its parser takes over half a second)."""
+    import celpy
+
+    return celpy.Environment()
+
+
 class Selector:
     """A compiled CEL expression. An evaluation error means "no match", as a failed selector does."""
 
-    _env = celpy.Environment()
-
     def __init__(self, expression: str):
+        env = _environment()
         self.expression = expression
-        self.program = self._env.program(self._env.compile(expression))
+        self.program = env.program(env.compile(expression))
 
     def match(self, device: dict[str, Any]) -> tuple[bool, str | None]:
+        import celpy
+
         try:
             return bool(self.program.evaluate({"device": celpy.json_to_cel(device)})), None
         except celpy.CELEvalError as err:
@@ -204,7 +220,7 @@ def sim_pools(run: ProgramRun) -> list[SimPool]:
 
 def _selects(values: Mapping[str, Any], pool: str) -> bool:
     """Whether chart values' nodeSelector/affinity on the agentpool label admit ``pool``."""
-    selector = (values.get("nodeSelector") or {}).get("kubernetes.azure.com/agentpool")
+    selector = (values.get("nodeSelector") or {}).get(AGENTPOOL_LABEL)
     if selector is not None:
         return selector == pool
     terms = (
@@ -215,13 +231,28 @@ def _selects(values: Mapping[str, Any], pool: str) -> bool:
     )
     for term in terms:
         for expression in term.get("matchExpressions", []):
-            if expression.get("key") == "kubernetes.azure.com/agentpool":
+            if expression.get("key") == AGENTPOOL_LABEL:
                 return pool in expression.get("values", [])
     return True
 
 
+@dataclass(frozen=True)
+class _Request:
+    """One device request of a claim template, as the verdicts name it."""
+
+    template: str
+    namespace: str
+    name: str
+    device_class: str
+    needed: int | str
+    selectors: tuple[Selector, ...]
+
+
 def check(run: ProgramRun) -> list[Verdict]:
     """A verdict per (claim template, request, target pool)."""
+    templates = [plain(r.inputs) for r in run.resources if r.type.endswith("resource.k8s.io/v1:ResourceClaimTemplate")]
+    if not templates:
+        return []
     classes = dict(CHART_CLASSES)
     for r in run.resources:
         if r.type.endswith("resource.k8s.io/v1:DeviceClass"):
@@ -233,29 +264,22 @@ def check(run: ProgramRun) -> list[Verdict]:
     pools = sorted(sim_pools(run), key=lambda p: p.name)
     devices = {pool.name: cel_devices(node_slices(pool)) for pool in pools}
     verdicts = []
-    for r in run.resources:
-        if not r.type.endswith("resource.k8s.io/v1:ResourceClaimTemplate"):
-            continue
-        inputs = plain(r.inputs)
+    for inputs in templates:
         metadata = inputs["metadata"]
         target = (metadata.get("annotations") or {}).get(POOL_ANNOTATION)
         targets = [p for p in pools if target is None or p.name == target]
         for request in inputs["spec"]["spec"]["devices"]["requests"]:
             exactly = request.get("exactly", {})
-            class_name = exactly.get("deviceClassName")
-            needed = "All" if exactly.get("allocationMode") == "All" else exactly.get("count", 1)
-            selectors = [Selector(e) for e in _expressions(exactly.get("selectors"))]
+            wanted = _Request(
+                metadata["name"],
+                metadata.get("namespace", "default"),
+                request["name"],
+                exactly.get("deviceClassName"),
+                "All" if exactly.get("allocationMode") == "All" else exactly.get("count", 1),
+                tuple(Selector(e) for e in _expressions(exactly.get("selectors"))),
+            )
             results = [
-                _verdict(
-                    metadata,
-                    request["name"],
-                    class_name,
-                    needed,
-                    compiled.get(class_name),
-                    selectors,
-                    pool,
-                    devices.get(pool.name, []),
-                )
+                _verdict(wanted, compiled.get(wanted.device_class), pool, devices.get(pool.name, []))
                 for pool in targets or [SimPool(target or "any pool", "?", None, False, False)]
             ]
             if target is None and len(results) > 1:
@@ -268,17 +292,30 @@ def check(run: ProgramRun) -> list[Verdict]:
     return sorted(verdicts, key=lambda v: (v.namespace, v.template, v.request, v.pool))
 
 
-def _verdict(metadata, request, class_name, needed, device_class, selectors, pool, devices) -> Verdict:
+def _verdict(wanted: _Request, device_class: Selector | None, pool: SimPool, devices: list[dict[str, Any]]) -> Verdict:
     def verdict(matched: int, ok: bool, reason: str) -> Verdict:
         return Verdict(
-            metadata["name"], metadata.get("namespace", "default"), pool.name, request, class_name, needed, matched, ok, reason
+            wanted.template, wanted.namespace, pool.name, wanted.name, wanted.device_class, wanted.needed, matched, ok, reason
         )
 
     if device_class is None:
-        return verdict(0, False, f"DeviceClass {class_name!r} is not in the stack or a driver chart")
+        return verdict(0, False, f"DeviceClass {wanted.device_class!r} is not in the stack or a driver chart")
     if pool.vm_size == "?":
         return verdict(0, False, "its pool is not in the stack")
-    matching, errors = [], []
+    count, errors = _matching(device_class, wanted.selectors, devices)
+    what = "NICs" if wanted.device_class == RDMA_DEVICE_CLASS else "devices"
+    if errors:
+        # The scheduler aborts the allocation when a selector fails to evaluate on any device.
+        return verdict(count, False, f"a CEL selector fails on {pool.vm_size} devices, which aborts allocation: {errors[0]}")
+    ok = count > 0 if wanted.needed == "All" else count >= wanted.needed
+    if ok:
+        return verdict(count, True, f"{count} matching {what} per node")
+    return verdict(count, False, f"needs {wanted.needed} {what}, {pool.vm_size} nodes publish {count}")
+
+
+def _matching(device_class: Selector, selectors: tuple[Selector, ...], devices: list[dict[str, Any]]) -> tuple[int, list[str]]:
+    """How many devices the class and then the request's selectors admit, and the evaluation errors."""
+    count, errors = 0, []
     for device in devices:
         # The class narrows first; request selectors only see devices of the class.
         ok, error = device_class.match(device)
@@ -288,14 +325,5 @@ def _verdict(metadata, request, class_name, needed, device_class, selectors, poo
             ok, error = selector.match(device)
         if error:
             errors.append(error)
-        if ok:
-            matching.append(device)
-    count = len(matching)
-    what = "NICs" if class_name == "dranet.net" else "devices"
-    if errors:
-        # The scheduler aborts the allocation when a selector fails to evaluate on any device.
-        return verdict(count, False, f"a CEL selector fails on {pool.vm_size} devices, which aborts allocation: {errors[0]}")
-    ok = count > 0 if needed == "All" else count >= needed
-    if ok:
-        return verdict(count, True, f"{count} matching {what} per node")
-    return verdict(count, False, f"needs {needed} {what}, {pool.vm_size} nodes publish {count}")
+        count += ok
+    return count, errors

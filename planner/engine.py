@@ -232,16 +232,15 @@ def run_function(
     stack: str,
     config: dict[str, str] | None = None,
     secret_keys: list[str] | None = None,
-    mocks: pulumi.runtime.Mocks | None = None,
     project_dir: Path | None = None,
     monitor: RecordingMonitor | None = None,
 ) -> ProgramRun:
     """Run ``program`` as the body of stack ``stack`` under mocks and return what it registered.
 
     Exceptions from the program (including bad config) propagate unchanged; pass your own
-    ``monitor`` to see what was registered before one was raised.
+    ``monitor`` (with your own mocks) to see what was registered before one was raised.
     """
-    monitor = monitor or RecordingMonitor(mocks or PlaceholderMocks())
+    monitor = monitor or RecordingMonitor(PlaceholderMocks())
     pulumi.runtime.set_mocks(monitor.mocks, project=project, stack=stack, preview=True, monitor=monitor)
     # set_mocks made a finished root stack; the program gets a fresh one so that its exports land.
     settings.set_root_resource(None)
@@ -261,6 +260,7 @@ def run_program(
 ) -> ProgramRun:
     """Run the program file ``project_dir/main`` the way the Pulumi language host would."""
     path = str(project_dir / main)
+    monitor = RecordingMonitor(mocks or PlaceholderMocks())
     return run_function(
-        lambda: runpy.run_path(path, run_name="__main__"), project, stack, config, secret_keys, mocks, project_dir
+        lambda: runpy.run_path(path, run_name="__main__"), project, stack, config, secret_keys, project_dir, monitor
     )

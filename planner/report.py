@@ -1,4 +1,5 @@
-"""Summaries of a planned stack for people: resources by type, GPU pools, list-price cost estimate."""
+"""Summaries of a planned stack for people: resources by type, GPU pools, list-price cost estimate, the models' memory
+fit, the gateway's routes, claim satisfiability and deployability."""
 
 from __future__ import annotations
 
@@ -168,3 +169,70 @@ def deployability(findings, renders, as_of, upstream) -> str:
         not_checked.insert(0, "chart values against the charts (no upstream copy: pass --upstream DIR or set AKS_GPU_UPSTREAM)")
     lines.append("  not checked offline: " + "; ".join(not_checked) + ".")
     return "\n".join(lines)
+
+
+def model_fits(run: ProgramRun) -> str:
+    """The Models section (the stack's ``model_fits`` output), ending in a blank line; empty without models."""
+    fits = plain(run.outputs.get("model_fits") or {})
+    if not fits:
+        return ""
+    endpoints = run.outputs.get("model_endpoints") or {}
+    rows = [
+        [
+            name,
+            f["model"],
+            f["gpu"],
+            f["tp"],
+            f["max_model_len"],
+            f"{f['weights_gib_per_gpu']:.1f} GiB",
+            f["kv_tokens"],
+            f["full_length_sequences"],
+            endpoints.get(name, ""),
+        ]
+        for name, f in sorted(fits.items())
+    ]
+    headers = ["name", "model", "gpu", "tp", "context", "weights/gpu", "kv tokens", "full seqs", "endpoint"]
+    return "Models (vLLM memory fit per GPU, see `aks-gpu fit`)\n" + table(headers, rows) + "\n\n"
+
+
+def gateway_routes(run: ProgramRun) -> str:
+    """The Gateway section (the stack's ``gateway_routes`` output), ending in a blank line; empty without a gateway."""
+    routes = plain(run.outputs.get("gateway_routes") or {})
+    if not routes:
+        return ""
+    from components.gateway.router_config import auto_model_names
+
+    costs = plain(run.outputs.get("gateway_cost_per_million") or {})
+    endpoint = run.outputs.get("gateway_endpoint") or f"(after deploy: {run.outputs.get('gateway_address_command')})"
+    auto = " or ".join(f'"{m}"' for m in auto_model_names())
+    rows = [
+        [
+            model,
+            backend,
+            f"${costs.get(model, {}).get('prompt', 0):,.2f}",
+            f"${costs.get(model, {}).get('completion', 0):,.2f}",
+        ]
+        for model, backend in sorted(routes.items())
+    ]
+    return (
+        f"Gateway: {endpoint}  (clients send model {auto} or a model below; authentication required)\n"
+        + table(["model", "backend", "$/1M prompt", "$/1M completion"], rows)
+        + "\n  note: self-hosted cost = the replica's share of its VM's list price at the assumed throughput; Azure OpenAI\n"
+        "  prices are unverified third-party list prices. Estimates, not quotes.\n\n"
+    )
+
+
+def claim_satisfiability(verdicts: list) -> str:
+    """The Claim satisfiability section (``claims.Verdict`` rows), ending in a blank line; empty without claims."""
+    if not verdicts:
+        return ""
+    unsatisfiable = sum(not v.satisfiable for v in verdicts)
+    rows = [
+        [f"{v.namespace}/{v.template}", v.request, v.device_class, v.pool, v.needed, "yes" if v.satisfiable else "NO", v.reason]
+        for v in verdicts
+    ]
+    return (
+        f"Claim satisfiability (simulated ResourceSlices, CEL evaluated with cel-python): {unsatisfiable} unsatisfiable\n"
+        + table(["claim template", "request", "device class", "pool", "needs", "ok", "why"], rows)
+        + "\n\n"
+    )

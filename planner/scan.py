@@ -7,13 +7,13 @@ or metadata: such a file gives no objects), and *warnings*, what it scanned but 
 objects, a document that is not one, a kind unknown to the rules asking for GPUs, RDMA or DRA claims,
 a claim not among the objects). Exit code (``planner.cli``): 1 on a mandatory finding, even beside
 errors; else 2 on any error (bad input); else 0, whatever the warnings and advisory findings. JSON
-and SARIF always print a whole document. No Pulumi SDK import: it must stay fast enough for every commit.
+and SARIF always print a whole document (``scan_report``). No Pulumi SDK import: it must stay fast enough for
+every commit.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 
 from components.core.errors import ConfigError
-from policies.rules import RULES, Finding, evaluate_all
+from policies.rules import Finding, evaluate_all
 from policies.rules._model import Resource, get, items, kube_kind, pod_templates, token_for_manifest
 
 from . import safe_yaml
@@ -139,38 +139,52 @@ def read_manifests(path: Path) -> tuple[list[Located], list[Problem]]:
     """Every Kubernetes object of a (multi-document) YAML file with the line it starts on, and the file's
     problems. A file with an error contributes no objects."""
     name = str(path)
+    text = _read_text(path)
+    if isinstance(text, Problem):
+        return [], [text]
+    try:
+        documents = _documents(text, name)
+    except safe_yaml.InputError as err:
+        return [], [_yaml_problem(text, name, err)]
+    return _located(documents, text, name)
 
-    def error(check: str, message: str, line: int | None = None) -> tuple[list[Located], list[Problem]]:
-        return [], [Problem("error", check, name, line, message)]
 
+def _read_text(path: Path) -> str | Problem:
+    """The file's text, or the error that stops it being scanned: too large, unreadable, not UTF-8, conflict markers."""
+    name = str(path)
     try:
         if path.stat().st_size > safe_yaml.MAX_BYTES:
-            return error("too-large", f"{path.stat().st_size:,} bytes, over the {safe_yaml.MAX_BYTES:,}-byte limit: split it")
+            message = f"{path.stat().st_size:,} bytes, over the {safe_yaml.MAX_BYTES:,}-byte limit: split it"
+            return Problem("error", "too-large", name, None, message)
         data = path.read_bytes()
     except OSError as err:
-        return error("unreadable", f"cannot read it: {err.strerror or err}")
+        return Problem("error", "unreadable", name, None, f"cannot read it: {err.strerror or err}")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         line = data[: err.start].count(b"\n") + 1
-        return error("not-utf8", f"not UTF-8 text: byte 0x{data[err.start]:02x} on line {line}; save it as UTF-8", line)
+        message = f"not UTF-8 text: byte 0x{data[err.start]:02x} on line {line}; save it as UTF-8"
+        return Problem("error", "not-utf8", name, line, message)
     if marker := _CONFLICT.search(text):
         line = _line(text, marker.start())
-        return error(
-            "conflict-markers",
-            f"git conflict marker {marker[1].strip()!r} on line {line}: resolve the merge conflict first",
-            line,
-        )
-    try:
-        documents = _documents(text, name)
-    except safe_yaml.InputError as err:
-        if "{{" in text:
-            hint = f"looks like a Helm template ('{{{{' on line {_line(text, text.index('{{'))})"
-            return error("helm-template", f"{hint}: render it with `helm template` first", err.line)
-        # "<file> is not valid YAML" / "<file> has a recursive alias": the file is named by the problem already.
-        what = err.context.removeprefix(name).strip().removeprefix("is ").removeprefix("has ")
-        details = "; ".join(_where_in(name, p) for p in err.problems)
-        return error("invalid-yaml", f"{what}: {details}", err.line)
+        message = f"git conflict marker {marker[1].strip()!r} on line {line}: resolve the merge conflict first"
+        return Problem("error", "conflict-markers", name, line, message)
+    return text
+
+
+def _yaml_problem(text: str, name: str, err: safe_yaml.InputError) -> Problem:
+    """The error for a file the bounded YAML loader refused: an unrendered Helm template, or invalid YAML."""
+    if "{{" in text:
+        hint = f"looks like a Helm template ('{{{{' on line {_line(text, text.index('{{'))})"
+        return Problem("error", "helm-template", name, err.line, f"{hint}: render it with `helm template` first")
+    # "<file> is not valid YAML" / "<file> has a recursive alias": the file is named by the problem already.
+    what = err.context.removeprefix(name).strip().removeprefix("is ").removeprefix("has ")
+    details = "; ".join(_where_in(name, p) for p in err.problems)
+    return Problem("error", "invalid-yaml", name, err.line, f"{what}: {details}")
+
+
+def _located(documents: list[tuple[object, int | None]], text: str, name: str) -> tuple[list[Located], list[Problem]]:
+    """The objects of a parsed file, and its warnings; one object with invalid metadata fails the whole file."""
     found, problems = [], []
     for obj, line in documents:
         if not (isinstance(obj, dict) and isinstance(obj.get("apiVersion"), str) and isinstance(obj.get("kind"), str)):
@@ -180,9 +194,8 @@ def read_manifests(path: Path) -> tuple[list[Located], list[Problem]]:
             continue
         metadata = obj.get("metadata") or {}
         if not isinstance(metadata, dict) or not all(isinstance(metadata.get(k, ""), str) for k in ("name", "namespace")):
-            return error(
-                "invalid-object", f"{obj['kind']}: metadata must be a mapping whose name and namespace are strings", line
-            )
+            message = f"{obj['kind']}: metadata must be a mapping whose name and namespace are strings"
+            return [], [Problem("error", "invalid-object", name, line, message)]
         token = token_for_manifest(obj["apiVersion"], obj["kind"])
         found.append(Located(Resource(token, str(metadata.get("name", "?")), obj, f"{name}:{line}"), name, line))
     if not found:
@@ -322,84 +335,3 @@ def scan_all(paths: Iterable[str], config: dict | None = None) -> tuple[list[Loc
     report = run(paths, config)
     _strict(report.problems)
     return report.located, report.findings, report.exempted
-
-
-def _where(finding: Finding) -> tuple[str, int]:
-    path, _, line = finding.violation.urn.rpartition(":")
-    return path, int(line)
-
-
-def _uri(path: str) -> str:
-    """SARIF wants locations relative to the repository root: relative to the working folder when inside it."""
-    relative = os.path.relpath(path)
-    return path if relative.startswith("..") else Path(relative).as_posix()
-
-
-def _finding(f: Finding) -> dict[str, Any]:
-    file, line = _where(f)
-    label, message = f.violation.resource.label, f.violation.message
-    return {"rule": f.rule.name, "level": f.level, "file": file, "line": line, "resource": label, "message": message}
-
-
-def as_json(report: Report, exit_code: int) -> str:
-    exempted = [dict(rule=e.rule, resource=e.resource.label, where=e.urn, message=e.message, why=e.why) for e in report.exempted]
-    document = {
-        "objects": len(report.located),
-        "files": report.files,
-        "exit_code": exit_code,
-        "errors": [p.as_dict() for p in report.errors],
-        "warnings": [p.as_dict() for p in report.warnings],
-        "exempted": exempted,
-        "mandatory": report.mandatory,
-        "advisory": sum(f.level == "advisory" for f in report.findings),
-        "findings": [_finding(f) for f in report.findings],
-    }
-    return json.dumps(document, indent=2)
-
-
-def _location(file: str, line: int | None) -> dict:
-    region = {"region": {"startLine": line}} if line else {}
-    return {"physicalLocation": {"artifactLocation": {"uri": _uri(file)}, **region}}
-
-
-def _notification(problem: Problem) -> dict:
-    notification = {"level": problem.level, "message": {"text": problem.message}, "descriptor": {"id": problem.check}}
-    return {**notification, "locations": [_location(problem.file, problem.line)]} if problem.file else notification
-
-
-_LEVEL = {"mandatory": "error", "advisory": "warning"}
-
-
-def as_sarif(report: Report, exit_code: int) -> str:
-    """SARIF 2.1.0 for code-scanning upload: mandatory findings are errors, advisory ones warnings. The
-    scan's own errors and warnings are the invocation's tool execution notifications (a bad policy
-    config a tool configuration notification)."""
-    rules = [
-        {
-            "id": rule.name,
-            "shortDescription": {"text": rule.description},
-            "fullDescription": {"text": rule.description},
-            "defaultConfiguration": {"level": _LEVEL[rule.enforcement]},
-        }
-        for rule in RULES
-    ]
-    results = [
-        {
-            "ruleId": f.rule.name,
-            "level": _LEVEL[f.level],
-            "message": {"text": f.violation.message},
-            "locations": [_location(*_where(f))],
-        }
-        for f in report.findings
-    ]
-    invocation = {
-        "executionSuccessful": not report.errors,
-        "exitCode": exit_code,
-        "toolExecutionNotifications": [_notification(p) for p in report.problems if p.check != "policy-config"],
-        "toolConfigurationNotifications": [_notification(p) for p in report.problems if p.check == "policy-config"],
-    }
-    notifications = [{"id": check, "shortDescription": {"text": text}} for check, text in CHECKS.items()]
-    run_ = {"tool": {"driver": {"name": "aks-gpu scan", "rules": rules, "notifications": notifications}}}
-    run_ |= {"invocations": [invocation], "results": results}
-    sarif = {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0", "runs": [run_]}
-    return json.dumps(sarif, indent=2)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from components.core.errors import ConfigError
-from components.stack.config import SECRET_KEYS
+from components.stack.stack_input import SECRET_KEYS
 
 from . import safe_yaml
 

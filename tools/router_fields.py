@@ -17,7 +17,9 @@ import re
 import subprocess
 import sys
 from collections import namedtuple
+from collections.abc import Callable
 from types import SimpleNamespace as Package  # path, dir, name, decls: {name: Decl}, methods: [(receiver, method, where)]
+from typing import ClassVar
 
 PREDECLARED = {"bool", "string", "byte", "rune", "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16"}
 PREDECLARED |= {"uint32", "uint64", "uintptr", "float32", "float64", "complex64", "complex128", "error", "any"}
@@ -97,40 +99,9 @@ class Parser:
 
     def type(self) -> tuple:
         tok = self.next()
-        if tok.val == "*":
-            return ("ptr", self.type())
-        if tok.val == "[":  # []T, or [N]T with N taken verbatim
-            length = []
-            while self.peek().val != "]":
-                if self.peek().kind in ("eof", "semi") or self.peek().val in ("[", "{"):
-                    raise self.fail("unsupported array length")
-                length.append(self.next().val)
-            self.next("]")
-            return ("array", "".join(length), self.type()) if length else ("slice", self.type())
-        if tok.val == "map":
-            key, _ = (self.next("["), self.type())[1], self.next("]")  # map [ K ] V
-            return ("map", key, self.type())
-        if tok.val == "struct":
-            return ("struct", self.struct_body(), tok.line)
-        if tok.val == "interface":
-            empty = self.peek(1).val == "}"
-            self.skip_balanced()
-            return ("leaf", "interface{}" if empty else "interface{...}")
-        if tok.val in ("chan", "<-"):  # chan T, chan<- T, <-chan T
-            if self.peek().val in ("chan", "<-"):
-                self.next()
-            self.type()
-            return ("leaf", "chan")
-        if tok.val == "func":  # the parameters, then an optional result: a type or a parenthesised list
-            self.skip_balanced()
-            if self.peek().val == "(":
-                self.skip_balanced()
-            elif self.peek().kind == "id" or self.peek().val in TYPE_START:
-                self.type()
-            return ("leaf", "func")
-        if tok.val == "(":
-            inner, _ = self.type(), self.next(")")
-            return inner
+        parse = self._TYPE_FORMS.get(tok.val)
+        if parse is not None:
+            return parse(self, tok)
         if tok.kind != "id":
             self.i -= 1
             raise self.fail("expected a type")
@@ -139,6 +110,50 @@ class Parser:
         if self.peek().val == "[":
             raise self.fail(f"generic type instantiation {tok.val}[...] is not supported")
         return ("name", qual, tok.val)
+
+    def _array(self, _tok: Tok) -> tuple:
+        """[]T, or [N]T with N taken verbatim."""
+        length = []
+        while self.peek().val != "]":
+            if self.peek().kind in ("eof", "semi") or self.peek().val in ("[", "{"):
+                raise self.fail("unsupported array length")
+            length.append(self.next().val)
+        self.next("]")
+        return ("array", "".join(length), self.type()) if length else ("slice", self.type())
+
+    def _interface(self, _tok: Tok) -> tuple:
+        empty = self.peek(1).val == "}"
+        self.skip_balanced()
+        return ("leaf", "interface{}" if empty else "interface{...}")
+
+    def _chan(self, _tok: Tok) -> tuple:
+        """chan T, chan<- T, <-chan T."""
+        if self.peek().val in ("chan", "<-"):
+            self.next()
+        self.type()
+        return ("leaf", "chan")
+
+    def _func(self, _tok: Tok) -> tuple:
+        """The parameters, then an optional result: a type or a parenthesised list."""
+        self.skip_balanced()
+        if self.peek().val == "(":
+            self.skip_balanced()
+        elif self.peek().kind == "id" or self.peek().val in TYPE_START:
+            self.type()
+        return ("leaf", "func")
+
+    _TYPE_FORMS: ClassVar[dict[str, Callable[[Parser, Tok], tuple]]] = {
+        "*": lambda self, _: ("ptr", self.type()),
+        "[": _array,
+        "map": lambda self, _: ("map", (self.next("["), self.type(), self.next("]"))[1], self.type()),  # map [ K ] V
+        "struct": lambda self, tok: ("struct", self.struct_body(), tok.line),
+        "interface": _interface,
+        "chan": _chan,
+        "<-": _chan,
+        "func": _func,
+        "(": lambda self, _: (self.type(), self.next(")"))[0],
+    }
+    """How a type that starts with a keyword or an operator goes on."""
 
     def struct_body(self) -> list[Field]:
         self.next("{")
@@ -204,19 +219,27 @@ class Parser:
         while self.peek().kind != "eof":
             tok = self.next()
             if tok.val == "type":
-                for d in self.group(lambda: self.type_spec(pkg, imports)):
-                    if pkg.decls.setdefault(d.name, d) is not d:
-                        raise GoParseError(f"{self.path}:{d.line}: type {d.name} declared twice in {pkg.path}")
-            elif tok.val == "func" and self.peek().val == "(":  # a method: note its receiver's type
-                start = self.i
-                self.skip_balanced()
-                recv = [t.val for t in self.t[start : self.i]]
-                recv = [v for v in (recv[: recv.index("[")] if "[" in recv else recv) if re.fullmatch(r"[^\W\d]\w*", v)]
-                if self.peek().kind == "id" and recv:
-                    pkg.methods.append((recv[-1], self.peek().val, f"{self.path}:{self.peek().line}"))
+                self.type_decls(pkg, imports)
+            elif tok.val == "func" and self.peek().val == "(":
+                self.method(pkg)
             elif tok.kind == "op" and tok.val in ("(", "[", "{"):
                 self.i -= 1
                 self.skip_balanced()
+
+    def type_decls(self, pkg: Package, imports: dict[str, str]) -> None:
+        """The type declaration (or group) after ``type``, added to the package."""
+        for d in self.group(lambda: self.type_spec(pkg, imports)):
+            if pkg.decls.setdefault(d.name, d) is not d:
+                raise GoParseError(f"{self.path}:{d.line}: type {d.name} declared twice in {pkg.path}")
+
+    def method(self, pkg: Package) -> None:
+        """A method after ``func``: note its receiver's type."""
+        start = self.i
+        self.skip_balanced()
+        recv = [t.val for t in self.t[start : self.i]]
+        recv = [v for v in (recv[: recv.index("[")] if "[" in recv else recv) if re.fullmatch(r"[^\W\d]\w*", v)]
+        if self.peek().kind == "id" and recv:
+            pkg.methods.append((recv[-1], self.peek().val, f"{self.path}:{self.peek().line}"))
 
 
 class Resolver:

@@ -6,6 +6,11 @@ from .._lazy import exporter
 
 _EXPORTS = {
     "ConfigError": ".errors",
+    "FitResult": ".fit_result",
+    "FitSettings": ".memory_fit",
+    "ModelFactsArgs": ".model_facts",
+    "Suggestion": ".fit_result",
+    "UnknownModelError": ".model_facts",
 }
 
 __all__ = sorted(_EXPORTS)

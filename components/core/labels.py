@@ -50,3 +50,18 @@ def mig_slice(name: str) -> str:
 def is_gpu_resource(name: object) -> bool:
     """Whether a container resource name allocates GPUs through a device plugin (whole or MIG)."""
     return isinstance(name, str) and (name in (NVIDIA_GPU, AMD_GPU) or is_mig_resource(name))
+
+
+NVIDIA_DRA_DRIVER = "gpu.nvidia.com"
+"""The NVIDIA GPU DRA driver's name: ``device.driver`` of the devices it publishes and the domain of
+their attributes (it also names its whole-GPU DeviceClass after itself, ``GPU_DEVICE_CLASS``)."""
+
+RDMA_LABEL = "aks-gpu-inference/rdma"
+"""Node label (value ``true``) on GPU pools that serve RDMA work; the policy pack requires an RDMA-capable size there."""
+
+DRANET_DRIVER = "dra.net"
+"""DRANET's DRA driver name: ``device.driver`` of the NICs it publishes and the domain of their attributes
+(``device.attributes["dra.net"].rdma``); ``RDMA_DEVICE_CLASS`` selects its RDMA NICs."""
+
+ROLE_LABEL = "llm-d.ai/role"
+"""The pod label naming a disaggregated vLLM engine's role (``prefill`` or ``decode``), as llm-d labels them."""

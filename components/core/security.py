@@ -36,3 +36,7 @@ def restricted_pod(uid: int, *, group: bool = True, fs_group: bool = True) -> di
         context["fsGroup"] = uid
     context["seccompProfile"] = {"type": "RuntimeDefault"}
     return context
+
+
+ENFORCE_LABEL = "pod-security.kubernetes.io/enforce"
+"""The namespace label naming the Pod Security level the API server enforces there (``RESTRICTED`` sets it)."""

@@ -8,10 +8,10 @@ on the cache disk, else the temp disk; ``components/core/vm_disks.py``).
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from components.core import vm_disks
+from components.core.names import AKS_POOL_NAME
 
 from ..render import plain
 from . import Finding
@@ -41,7 +41,6 @@ CLUSTER_ENUMS = (
 )
 API_VERSION = "2025-09-01"
 """The containerservice API version of the pinned azure-native SDK (its module docstrings say so)."""
-POOL_NAME = re.compile(r"^[a-z][a-z0-9]{0,11}$")
 DEFAULT_OS_DISK_GB = 128
 """AKS's OS disk size when ``osDiskSizeGB`` is not set (azure-aks-docs concepts-storage, ephemeral OS)."""
 
@@ -120,7 +119,7 @@ def _disk_findings(props: dict[str, Any], where: str) -> list[Finding]:
 def _pool_findings(props: dict[str, Any], where: str) -> list[Finding]:
     findings = _enum_findings(props, POOL_ENUMS, where) + _disk_findings(props, where)
     name = props.get("agentPoolName") or props.get("name")
-    if isinstance(name, str) and props.get("osType", "Linux") == "Linux" and not POOL_NAME.match(name):
+    if isinstance(name, str) and props.get("osType", "Linux") == "Linux" and not AKS_POOL_NAME.match(name):
         findings.append(
             Finding(
                 "arm",

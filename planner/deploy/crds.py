@@ -119,7 +119,7 @@ def schemas(model: DeployModel, upstream: Path | None) -> list[Finding]:
     folder = upstream / "crds" if upstream else None
     if folder is None or not folder.is_dir():
         return []
-    from ..crd_schema import crd_index
+    from ..crd_files import crd_index
 
     index = crd_index(folder)
     findings = []

@@ -12,15 +12,15 @@ from functools import cached_property
 from typing import Any
 
 from components.core import catalog
-from policies.rules._model import AGENTPOOL_LABEL, Resource
+from components.core.labels import AGENTPOOL_LABEL, SPOT_LABEL, SPOT_TAINT
+from policies.rules._model import Resource
 
-from ..charts import CLUSTER_SCOPED, ChartRender, child_records
+from ..chart_render import CLUSTER_SCOPED, ChartRender
+from ..charts import child_records
 from ..engine import ProgramRun, Registered
 from ..render import plain
 
 BUILT_IN_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
-SPOT_TAINT = "kubernetes.azure.com/scalesetpriority=spot:NoSchedule"
-"""AKS adds this taint to every Spot node (AKS "Add a Spot node pool" docs)."""
 
 
 @dataclass
@@ -103,7 +103,7 @@ def _pool(record: Registered, profile: dict[str, Any], location: str, where: str
         labels["kubernetes.azure.com/accelerator"] = "nvidia"
     taints = [str(t) for t in profile.get("nodeTaints") or []]
     if spot:
-        labels["kubernetes.azure.com/scalesetpriority"] = "spot"
+        labels[SPOT_LABEL[0]] = SPOT_LABEL[1]
         taints.append(SPOT_TAINT)
     labels.update({str(k): str(v) for k, v in (profile.get("nodeLabels") or {}).items()})
     count = profile.get("count", 1)

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from components.core.security import ENFORCE_LABEL
 from policies.rules._model import CONTAINER_LISTS, get, items
 
 from . import Finding
 from .model import DeployModel
 
-ENFORCE_LABEL = "pod-security.kubernetes.io/enforce"
 BASELINE_CAPABILITIES = frozenset(
     {
         "AUDIT_WRITE",
@@ -98,26 +98,37 @@ def restricted(spec: Mapping[str, Any]) -> list[str]:
     if pod.get("runAsUser") == 0:
         problems.append("pod runAsUser: 0")
     for where, container in _containers(spec):
-        context = container.get("securityContext") or {}
-        if context.get("allowPrivilegeEscalation") is not False:
-            problems.append(f"{where}: allowPrivilegeEscalation must be false")
-        if context.get("runAsNonRoot", pod.get("runAsNonRoot")) is not True:
-            problems.append(f"{where}: runAsNonRoot must be true")
-        if context.get("runAsUser") == 0:
-            problems.append(f"{where}: runAsUser: 0")
-        seccomp = get(context, "seccompProfile", "type") or get(pod, "seccompProfile", "type")
-        if seccomp not in ("RuntimeDefault", "Localhost"):
-            problems.append(f"{where}: seccompProfile must be RuntimeDefault or Localhost")
-        if "ALL" not in items(get(context, "capabilities", "drop")):
-            problems.append(f"{where}: must drop ALL capabilities")
-        # Capabilities baseline forbids are reported above; restricted allows NET_BIND_SERVICE alone.
-        added = ({str(c) for c in items(get(context, "capabilities", "add"))} & BASELINE_CAPABILITIES) - {"NET_BIND_SERVICE"}
-        if added:
-            problems.append(f"{where}: adds capabilities {sorted(added)} (restricted allows NET_BIND_SERVICE only)")
+        problems += [f"{where}: {problem}" for problem in _restricted_container(container.get("securityContext") or {}, pod)]
     return problems
 
 
-LEVELS = {"privileged": lambda spec: [], "baseline": baseline, "restricted": restricted}
+def _restricted_container(context: Mapping[str, Any], pod: Mapping[str, Any]) -> list[str]:
+    """What the restricted level refuses in one container's securityContext, beside its pod's."""
+    problems = []
+    if context.get("allowPrivilegeEscalation") is not False:
+        problems.append("allowPrivilegeEscalation must be false")
+    if context.get("runAsNonRoot", pod.get("runAsNonRoot")) is not True:
+        problems.append("runAsNonRoot must be true")
+    if context.get("runAsUser") == 0:
+        problems.append("runAsUser: 0")
+    seccomp = get(context, "seccompProfile", "type") or get(pod, "seccompProfile", "type")
+    if seccomp not in ("RuntimeDefault", "Localhost"):
+        problems.append("seccompProfile must be RuntimeDefault or Localhost")
+    if "ALL" not in items(get(context, "capabilities", "drop")):
+        problems.append("must drop ALL capabilities")
+    # Capabilities baseline forbids are reported by baseline(); restricted allows NET_BIND_SERVICE alone.
+    added = ({str(c) for c in items(get(context, "capabilities", "add"))} & BASELINE_CAPABILITIES) - {"NET_BIND_SERVICE"}
+    if added:
+        problems.append(f"adds capabilities {sorted(added)} (restricted allows NET_BIND_SERVICE only)")
+    return problems
+
+
+def privileged(_spec: Mapping[str, Any]) -> list[str]:
+    """Violations of the privileged level: none."""
+    return []
+
+
+LEVELS = {"privileged": privileged, "baseline": baseline, "restricted": restricted}
 
 
 def namespace_level(model: DeployModel, namespace: str | None) -> str:

@@ -230,56 +230,13 @@ def walk(model: DeployModel, upstream: Path | None) -> tuple[list[GatewayPaths],
         denied = w.auth(gw)
         budget = w.budget(gw)
         result.rows += [("no credential", denied), ("a wrong credential", denied)]
-        by_model = {}
-        for route in routes:
-            for rule in (route.get("spec") or {}).get("rules") or []:
-                model_name = _rule_model(rule)
-                if model_name:
-                    by_model[model_name] = w.backend(ns, rule)
-                    if not (rule.get("timeouts") or {}).get("request"):
-                        w.findings.append(
-                            Finding(
-                                "request-path",
-                                "warning",
-                                f"AIGatewayRoute {ns}/{route['metadata']['name']}",
-                                f"rule {model_name} has no request timeout: AI Gateway cuts calls at 60 s",
-                                "set timeouts.request",
-                            )
-                        )
+        by_model = _routed_models(w, ns, routes)
         for model_name, backend in sorted(by_model.items()):
             result.rows.append(
                 (f"model={model_name}", f"router passes it on; route {MODEL_HEADER}={model_name} -> {backend}; budget: {budget}")
             )
         for config in w.router_configs:
-            auto = result.auto_models[0]
-            decisions = sorted(((config.get("routing") or {}).get("decisions") or []), key=lambda d: -int(d.get("priority", 0)))
-            for d in decisions:
-                refs = [m.get("model") for m in d.get("modelRefs") or []]
-                conditions = ", ".join(f"{c.get('type')} {c.get('name')}" for c in (d.get("rules") or {}).get("conditions") or [])
-                if not refs:
-                    result.rows.append(
-                        (f"model={auto}, {conditions}", f"router decision {d.get('name')}: answered by the router (blocked)")
-                    )
-                    continue
-                for ref in refs:
-                    if ref not in by_model:
-                        w.block(
-                            f"router decision {d.get('name')}",
-                            f"picks model {ref!r}, which no route serves (routes: {sorted(by_model)})",
-                            "route that model or change the decision",
-                        )
-                    result.rows.append(
-                        (
-                            f"model={auto}, {conditions}",
-                            f"router decision {d.get('name')} -> {ref} -> {by_model.get(ref, 'NO ROUTE')}",
-                        )
-                    )
-            default = ((config.get("providers") or {}).get("defaults") or {}).get("default_model")
-            if default not in by_model:
-                w.block("router default_model", f"{default!r} has no route (routes: {sorted(by_model)})", "route it")
-            result.rows.append(
-                (f"model={auto}, no decision matches", f"router default -> {default} -> {by_model.get(default, 'NO ROUTE')}")
-            )
+            result.rows += _router_rows(w, config, result.auto_models[0], by_model)
         result.rows.append(("any other model", "404 from AI Gateway (route-not-found)"))
         paths.append(result)
     w.pod_monitors(with_ai)
@@ -290,6 +247,55 @@ def walk(model: DeployModel, upstream: Path | None) -> tuple[list[GatewayPaths],
             )
         )
     return paths, w.findings
+
+
+def _routed_models(w: _Walk, ns: str | None, routes: list[dict]) -> dict[str, str]:
+    """The backend of each model the routes match on; a warning for each rule without a request timeout."""
+    by_model = {}
+    for route in routes:
+        for rule in (route.get("spec") or {}).get("rules") or []:
+            model_name = _rule_model(rule)
+            if not model_name:
+                continue
+            by_model[model_name] = w.backend(ns, rule)
+            if not (rule.get("timeouts") or {}).get("request"):
+                w.findings.append(
+                    Finding(
+                        "request-path",
+                        "warning",
+                        f"AIGatewayRoute {ns}/{route['metadata']['name']}",
+                        f"rule {model_name} has no request timeout: AI Gateway cuts calls at 60 s",
+                        "set timeouts.request",
+                    )
+                )
+    return by_model
+
+
+def _router_rows(w: _Walk, config: dict, auto: str, by_model: dict[str, str]) -> list[tuple[str, str]]:
+    """Where the router sends the auto model, decision by decision and by default; a blocker for each model
+    it picks that no route serves."""
+    rows = []
+    decisions = sorted(((config.get("routing") or {}).get("decisions") or []), key=lambda d: -int(d.get("priority", 0)))
+    for d in decisions:
+        refs = [m.get("model") for m in d.get("modelRefs") or []]
+        conditions = ", ".join(f"{c.get('type')} {c.get('name')}" for c in (d.get("rules") or {}).get("conditions") or [])
+        if not refs:
+            rows.append((f"model={auto}, {conditions}", f"router decision {d.get('name')}: answered by the router (blocked)"))
+        for ref in refs:
+            if ref not in by_model:
+                w.block(
+                    f"router decision {d.get('name')}",
+                    f"picks model {ref!r}, which no route serves (routes: {sorted(by_model)})",
+                    "route that model or change the decision",
+                )
+            rows.append(
+                (f"model={auto}, {conditions}", f"router decision {d.get('name')} -> {ref} -> {by_model.get(ref, 'NO ROUTE')}")
+            )
+    default = ((config.get("providers") or {}).get("defaults") or {}).get("default_model")
+    if default not in by_model:
+        w.block("router default_model", f"{default!r} has no route (routes: {sorted(by_model)})", "route it")
+    rows.append((f"model={auto}, no decision matches", f"router default -> {default} -> {by_model.get(default, 'NO ROUTE')}"))
+    return rows
 
 
 def check(model: DeployModel, upstream: Path | None) -> list[Finding]:

@@ -94,21 +94,27 @@ def check_pack_config(config: Any) -> list[str]:
     for name, settings in config.items():
         if name not in BY_NAME:
             problems.append(f"{name}: unknown rule; rules: {', '.join(BY_NAME)}")
-            continue
-        if isinstance(settings, str):
-            settings = {"enforcementLevel": settings}
-        if not isinstance(settings, dict):
+        elif isinstance(settings, str):
+            problems += _settings_problems(BY_NAME[name], {"enforcementLevel": settings})
+        elif not isinstance(settings, dict):
             problems.append(f"{name}={settings!r}: expected an enforcement level or an object of settings")
-            continue
-        for key, value in settings.items():
-            if key == "enforcementLevel":
-                if value not in LEVELS:
-                    problems.append(f"{name}.enforcementLevel={value!r}: accepted: {', '.join(LEVELS)}")
-            elif key not in BY_NAME[name].config:
-                knobs = ", ".join(BY_NAME[name].config) or "none"
-                problems.append(f"{name}.{key}: unknown setting; settings of this rule: enforcementLevel, {knobs}")
-            elif not _matches_schema(value, BY_NAME[name].config[key]):
-                problems.append(f"{name}.{key}={value!r}: expected {_describe(BY_NAME[name].config[key])}")
+        else:
+            problems += _settings_problems(BY_NAME[name], settings)
+    return problems
+
+
+def _settings_problems(rule: Rule, settings: dict[str, Any]) -> list[str]:
+    """Problems in one rule's settings: its enforcement level and its knobs."""
+    problems = []
+    for key, value in settings.items():
+        if key == "enforcementLevel":
+            if value not in LEVELS:
+                problems.append(f"{rule.name}.enforcementLevel={value!r}: accepted: {', '.join(LEVELS)}")
+        elif key not in rule.config:
+            knobs = ", ".join(rule.config) or "none"
+            problems.append(f"{rule.name}.{key}: unknown setting; settings of this rule: enforcementLevel, {knobs}")
+        elif not _matches_schema(value, rule.config[key]):
+            problems.append(f"{rule.name}.{key}={value!r}: expected {_describe(rule.config[key])}")
     return problems
 
 

@@ -27,13 +27,11 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal, NamedTuple
 
-import celpy
-
 from components.core import catalog
+from components.core.labels import DRANET_DRIVER, NVIDIA_DRA_DRIVER, RDMA_DEVICE_CLASS
 
 from ._model import (
     GPU_DEVICE_CLASSES,
-    RDMA_DEVICE_CLASS,
     UNKNOWN_CLASS,
     PodTemplate,
     StackIndex,
@@ -48,9 +46,12 @@ Kind = Literal["gpu", "rdma"]
 ClassKinds = dict[str, set[Kind] | None]
 """DeviceClass name -> what it selects; None when its selectors are unknown during preview."""
 
-RDMA_DRIVER = "dra.net"
-NVIDIA_DRIVER = "gpu.nvidia.com"
-GPU_DRIVERS = (NVIDIA_DRIVER, "mig.nvidia.com", "gpu.amd.com")
+NVIDIA_MIG_DRA_DRIVER = "mig.nvidia.com"
+"""The driver name of MIG devices in older NVIDIA DRA driver releases (now ``gpu.nvidia.com`` devices of type mig)."""
+AMD_DRA_DRIVER = "gpu.amd.com"
+"""AMD's GPU DRA driver: its devices are GPUs and GPU partitions."""
+GPU_DRIVERS = (NVIDIA_DRA_DRIVER, NVIDIA_MIG_DRA_DRIVER, AMD_DRA_DRIVER)
+"""Drivers whose devices are GPUs."""
 BY_NAME: dict[str, set[Kind]] = {RDMA_DEVICE_CLASS: {"rdma"}, **{name: {"gpu"} for name in GPU_DEVICE_CLASSES}}
 """The judgement by class name, for a claim whose DeviceClass object is not at hand."""
 
@@ -65,7 +66,7 @@ def _nic(vm_size: str, if_name: str, rdma: bool, index: int) -> dict[str, Any]:
     if rdma:
         attributes["rdmaDevice"] = f"mlx5_{index}"
     azure = {"vmSize": vm_size, "placementGroupId": "<synthetic placement group>"}
-    return {"name": if_name, "driver": RDMA_DRIVER, "attributes": {RDMA_DRIVER: attributes, "azure.dra.net": azure}}
+    return {"name": if_name, "driver": DRANET_DRIVER, "attributes": {DRANET_DRIVER: attributes, "azure.dra.net": azure}}
 
 
 def _gpu(driver: str, name: str, **attributes: Any) -> dict[str, Any]:
@@ -93,17 +94,19 @@ def _synthetic() -> tuple[tuple[Role, dict[str, Any]], ...]:
     products = sorted({p for sku in skus for p in sku.product_names})
     for n, product in enumerate(products):
         base = {"productName": product, "brand": "Nvidia", "uuid": f"GPU-{n:08d}", "index": 0, "minor": 0}
-        devices.append(("gpu", _gpu(NVIDIA_DRIVER, f"gpu-{n}", type="gpu", **base)))
-        devices.append(("gpu", _gpu(NVIDIA_DRIVER, f"gpu-{n}-vfio", type="vfio", **base)))
+        devices.append(("gpu", _gpu(NVIDIA_DRA_DRIVER, f"gpu-{n}", type="gpu", **base)))
+        devices.append(("gpu", _gpu(NVIDIA_DRA_DRIVER, f"gpu-{n}-vfio", type="vfio", **base)))
     migs = sorted({(p, profile) for sku in skus for p in sku.product_names for profile in sku.mig_profiles.values()})
     for n, (product, profile) in enumerate(migs):
         mig = {"type": "mig", "profile": profile, "productName": product, "brand": "Nvidia", "parentUUID": "GPU-0"}
-        devices.append(("gpu", _gpu(NVIDIA_DRIVER, f"gpu-0-mig-{n}", uuid=f"MIG-{n:08d}", **mig)))
+        devices.append(("gpu", _gpu(NVIDIA_DRA_DRIVER, f"gpu-0-mig-{n}", uuid=f"MIG-{n:08d}", **mig)))
     legacy_mig = {"type": "mig", "profile": "1g.10gb", "productName": "NVIDIA A100 80GB PCIe", "parentUUID": "GPU-0"}
-    devices.append(("gpu", _gpu("mig.nvidia.com", "mig-0", uuid="MIG-legacy", **legacy_mig)))
+    devices.append(("gpu", _gpu(NVIDIA_MIG_DRA_DRIVER, "mig-0", uuid="MIG-legacy", **legacy_mig)))
     amd = {"productName": "AMD Instinct MI300X", "deviceID": "0x74a1", "numaNode": 0}
-    devices.append(("gpu", _gpu("gpu.amd.com", "gpu-0-128", type="amdgpu", partitionProfile="spx_nps1", **amd)))
-    devices.append(("gpu", _gpu("gpu.amd.com", "gpu-0-129", type="amdgpu-partition", partitionProfile="cpx_nps4", **amd)))
+    devices.append(("gpu", _gpu(AMD_DRA_DRIVER, "gpu-0-128", type="amdgpu", partitionProfile="spx_nps1", **amd)))
+    devices.append(("gpu", _gpu(AMD_DRA_DRIVER, "gpu-0-129", type="amdgpu-partition", partitionProfile="cpx_nps4", **amd)))
+    import celpy  # here, not at the top: importing it costs a third of a second
+
     domains = {domain for _, device in devices for domain in device["attributes"]}
     result = []
     for role, device in devices:
@@ -115,13 +118,20 @@ def _synthetic() -> tuple[tuple[Role, dict[str, Any]], ...]:
 
 # ---- judging one DeviceClass -------------------------------------------------------------------
 
-_ENV = celpy.Environment()
+
+@functools.cache
+def _environment() -> Any:
+    """cel-python's environment, made on first use: building its parser takes over half a second, which a
+    stack or scan without DeviceClass selectors should not pay."""
+    import celpy
+
+    return celpy.Environment()
 
 
 @functools.lru_cache(maxsize=512)
 def _program(expression: str) -> Any:
     try:
-        return _ENV.program(_ENV.compile(expression))
+        return _environment().program(_environment().compile(expression))
     except Exception:  # celpy raises parse errors of several kinds; the API server would reject the class
         return None
 
@@ -149,7 +159,7 @@ def recognize(expression: str) -> set[Kind]:
     for listed in _DRIVER_IN.finditer(expression):
         drivers |= {m[2] for m in re.finditer(r"""(["'])([^"']+)\1""", listed[1])}
     kinds: set[Kind] = set()
-    if RDMA_DRIVER in drivers and _RDMA_TRUE.search(expression):
+    if DRANET_DRIVER in drivers and _RDMA_TRUE.search(expression):
         kinds.add("rdma")
     if drivers & set(GPU_DRIVERS):
         kinds.add("gpu")
@@ -158,6 +168,8 @@ def recognize(expression: str) -> set[Kind]:
 
 @functools.lru_cache(maxsize=256)
 def _kinds(expressions: tuple[str, ...]) -> frozenset[Kind]:
+    if not expressions:
+        return frozenset({"gpu"})  # no selectors admit every device: GPUs, and NICs with and without RDMA
     programs = [_program(e) for e in expressions]
     if all(p is not None for p in programs):
         matched = {role for role, device in _synthetic() if all(_matches(p, device) for p in programs)}
@@ -250,18 +262,7 @@ def rdma_containers(
     are included with ``certain=False``, for rules that fail closed. Pass ``kinds`` (``class_kinds``)
     when checking many pods of one stack.
     """
-    kinds = class_kinds(index) if kinds is None else kinds
-    certain: dict[str, set[str]] = {}
-    maybe: set[str] = set()
-    for claim, classes in index.pod_claim_classes(template).items():
-        for name in classes:
-            selected, named = judge(name, kinds)
-            if selected is None:
-                maybe.add(claim)
-            elif "rdma" in selected:
-                certain.setdefault(claim, set())
-                if named:
-                    certain[claim].add(name)
+    certain, maybe = _rdma_claims(index, template, class_kinds(index) if kinds is None else kinds)
     found = []
     for where, container in template.containers():
         claims = container_claims(container)
@@ -277,6 +278,23 @@ def rdma_containers(
         elif possibly and maybe & claims:
             found.append(RdmaContainer(where, container, False))
     return found
+
+
+def _rdma_claims(index: StackIndex, template: PodTemplate, kinds: ClassKinds) -> tuple[dict[str, set[str]], set[str]]:
+    """The pod's claims on RDMA classes (each with the classes behind it judged by name), and the claims
+    that may be (a class unknown during preview)."""
+    certain: dict[str, set[str]] = {}
+    maybe: set[str] = set()
+    for claim, classes in index.pod_claim_classes(template).items():
+        for name in classes:
+            selected, named = judge(name, kinds)
+            if selected is None:
+                maybe.add(claim)
+            elif "rdma" in selected:
+                certain.setdefault(claim, set())
+                if named:
+                    certain[claim].add(name)
+    return certain, maybe
 
 
 def by_name_note(found: list[RdmaContainer]) -> str:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from components.core import catalog
+from components.core.labels import AGENTPOOL_LABEL, GPU_DEVICE_CLASS, MIG_DEVICE_CLASS, is_gpu_resource
 
 
 class _Unknown:
@@ -24,13 +25,10 @@ class _Unknown:
 
 UNKNOWN = _Unknown()
 
-GPU_TAINT = "sku=gpu:NoSchedule"
-AGENTPOOL_LABEL = "kubernetes.azure.com/agentpool"
-RDMA_LABEL = "aks-gpu-inference/rdma"
-RDMA_DEVICE_CLASS = "dranet.net"
 UNKNOWN_CLASS = "<device class unknown during preview>"
 """Stands for a claim whose device classes cannot be known yet; fail-closed rules treat it as a match."""
-GPU_DEVICE_CLASSES = ("gpu.nvidia.com", "mig.nvidia.com")
+GPU_DEVICE_CLASSES = (GPU_DEVICE_CLASS, MIG_DEVICE_CLASS)
+"""The NVIDIA DRA driver's classes, judged GPU classes by name when their DeviceClass is not at hand."""
 
 
 def is_unknown(value: Any) -> bool:
@@ -183,11 +181,8 @@ def resources_of(container: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def gpu_resource_names(container: Mapping[str, Any]) -> list[str]:
+    """The device-plugin GPU resources (whole or MIG) a container requests or limits."""
     return [name for name in resources_of(container) if is_gpu_resource(name)]
-
-
-def is_gpu_resource(name: Any) -> bool:
-    return isinstance(name, str) and (name in ("nvidia.com/gpu", "amd.com/gpu") or name.startswith("nvidia.com/mig-"))
 
 
 def parse_taint(taint: str) -> tuple[str, str, str]:
@@ -233,10 +228,11 @@ class Pool:
 
     @property
     def is_gpu(self) -> bool:
-        return self.sku is not None or (isinstance(self.vm_size, str) and _looks_gpu(self.vm_size))
+        return self.sku is not None or (isinstance(self.vm_size, str) and looks_gpu(self.vm_size))
 
 
-def _looks_gpu(vm_size: str) -> bool:
+def looks_gpu(vm_size: str) -> bool:
+    """Whether a size outside the catalog names a GPU family (NC, ND, NV, NCC, NG)."""
     try:
         return catalog.parse_vm_size(vm_size).family in ("NC", "ND", "NV", "NCC", "NG")
     except ValueError:
@@ -252,6 +248,11 @@ def pools(resources: list[Resource]) -> list[Pool]:
             for index, profile in enumerate(items(r.props.get("agentPoolProfiles"))):
                 if isinstance(profile, Mapping):
                     found.append(Pool(r, profile.get("name"), profile, f"ManagedCluster {r.name} agentPoolProfiles[{index}]"))
+        elif type_matches(r.type, "azure-native", "resources", "Resource") and r.props.get("resourceType") == "agentPools":
+            # An agent pool at an API version the typed resource lacks (AKS-managed GPU pools): its ARM properties.
+            properties = r.props.get("properties")
+            if isinstance(properties, Mapping):
+                found.append(Pool(r, r.props.get("resourceName", r.name), properties, f"Resource {r.name} (agentPools)"))
     return found
 
 
@@ -341,36 +342,6 @@ def container_claims(container: Mapping[str, Any]) -> set[str] | None:
     if is_unknown(claims) or any(is_unknown(get(c, "name")) for c in items(claims)):
         return None
     return {str(get(c, "name")) for c in items(claims)}
-
-
-def rdma_containers(
-    index: StackIndex, template: PodTemplate, possibly: bool = False
-) -> list[tuple[str, Mapping[str, Any], bool]]:
-    """Containers of a pod that consume a claim for ``dranet.net`` RDMA NICs, as (where, container, certain).
-
-    With ``possibly``, containers whose claims cannot be resolved during preview are included
-    with ``certain=False``, for rules that fail closed.
-    """
-    certain, maybe = set(), set()
-    for name, classes in index.pod_claim_classes(template).items():
-        if RDMA_DEVICE_CLASS in classes:
-            certain.add(name)
-        elif UNKNOWN_CLASS in classes:
-            maybe.add(name)
-    found = []
-    for where, container in template.containers():
-        claims = container_claims(container)
-        if claims is None:
-            # It may consume any of the pod's claims, or the pod's claims are unknown ("*").
-            if possibly and (certain or maybe):
-                found.append((where, container, False))
-            continue
-        claims.add("*")
-        if certain & claims:
-            found.append((where, container, True))
-        elif possibly and maybe & claims:
-            found.append((where, container, False))
-    return found
 
 
 def env_value(container: Mapping[str, Any], name: str) -> Any:

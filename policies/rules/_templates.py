@@ -22,8 +22,10 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
+from components.core.labels import NVIDIA_GPU
+
 # No import cycle: _model imports this module only inside pod_templates().
-from ._model import UNKNOWN, _looks_gpu, get, is_unknown, items
+from ._model import UNKNOWN, get, is_unknown, items, looks_gpu
 
 
 class Found(NamedTuple):
@@ -154,7 +156,7 @@ def _dynamo_resources(item: Mapping[str, Any]) -> dict[str, Any]:
     found = {name: item[name] for name in ("cpu", "memory") if name in item}
     if "gpu" in item:
         gpu_type = item.get("gpuType")
-        found[gpu_type if isinstance(gpu_type, str) and gpu_type else "nvidia.com/gpu"] = item["gpu"]
+        found[gpu_type if isinstance(gpu_type, str) and gpu_type else NVIDIA_GPU] = item["gpu"]
     custom = item.get("custom")
     return {**found, **(custom if isinstance(custom, Mapping) else {})}
 
@@ -205,7 +207,7 @@ def _dynamo_graph(props: Mapping[str, Any]) -> Iterator[Found]:
 # template's tolerations get these appended (pkg/workspace/inference/preset_inferences.go) and its
 # affinity is replaced by a node affinity on resource.labelSelector.matchLabels.
 KAITO_TOLERATIONS = (
-    {"effect": "NoSchedule", "operator": "Exists", "key": "nvidia.com/gpu"},
+    {"effect": "NoSchedule", "operator": "Exists", "key": NVIDIA_GPU},
     {"effect": "NoSchedule", "value": "gpu", "key": "sku", "operator": "Equal"},
 )
 
@@ -343,7 +345,7 @@ def nodepool_gpu_selection(resource: Any) -> str | None:
         gpu = (
             (key in GPU_REQUIREMENT_KEYS and operator in ("In", "Exists"))
             or (key == "karpenter.azure.com/sku-family" and operator == "In" and "N" in values)
-            or (key in SIZE_KEYS and operator == "In" and any(_looks_gpu(v) for v in values))
+            or (key in SIZE_KEYS and operator == "In" and any(looks_gpu(v) for v in values))
             or (key == "karpenter.azure.com/sku-gpu-count" and _counts_gpus(operator, values))
         )
         if gpu:

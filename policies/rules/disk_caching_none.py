@@ -16,7 +16,7 @@ NAME = "azure-disk-caching-none"
 PROVISIONERS = ("disk.csi.azure.com", "kubernetes.io/azure-disk")
 
 
-def _check(index: StackIndex, config: dict):
+def _check(index: StackIndex, _config: dict):
     for r in index.resources:
         if kube_kind(r) != "StorageClass" or get(r.props, "provisioner") not in PROVISIONERS:
             continue

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from components.core.labels import GPU_TAINT
+
 from . import Rule
 from ._model import (
     GPU_DEVICE_CLASSES,
-    GPU_TAINT,
     StackIndex,
     Violation,
     gpu_resource_names,

@@ -16,7 +16,7 @@ NAME = "helm-chart-pinned"
 _EXACT = re.compile(r"v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?")
 
 
-def _check(index: StackIndex, config: dict):
+def _check(index: StackIndex, _config: dict):
     for r in index.resources:
         if not (
             type_matches(r.type, "kubernetes", "helm.sh", "Chart") or type_matches(r.type, "kubernetes", "helm.sh", "Release")

@@ -6,29 +6,20 @@ An unpinned inference image changes under a running fleet at the next node resta
 
 from __future__ import annotations
 
+from components.core.images import pin_problem
+
 from . import Rule
 from ._model import StackIndex, Violation, pod_templates
 
 NAME = "image-pinned"
 
 
-def image_problem(image: str) -> str | None:
-    if "@sha256:" in image:
-        return None
-    name_part = image.rsplit("/", 1)[-1]
-    if ":" not in name_part:
-        return "has no tag (means latest)"
-    if name_part.rsplit(":", 1)[1] == "latest":
-        return "uses the latest tag"
-    return None
-
-
-def _check(index: StackIndex, config: dict):
+def _check(index: StackIndex, _config: dict):
     for r in index.resources:
         for template in pod_templates(r):
             for where, container in template.containers():
                 image = container.get("image")
-                problem = isinstance(image, str) and image_problem(image)
+                problem = isinstance(image, str) and pin_problem(image)
                 if problem:
                     yield Violation(NAME, r, f"{template.where(where)}: image {image!r} {problem}; pin a version tag or a digest")
 

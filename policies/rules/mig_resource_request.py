@@ -16,7 +16,7 @@ from ._model import StackIndex, Violation, gpu_resource_names, pod_templates
 NAME = "mig-resource-request"
 
 
-def _check(index: StackIndex, config: dict):
+def _check(index: StackIndex, _config: dict):
     for r in index.resources:
         for template in pod_templates(r):
             pool = index.pool_of(template)

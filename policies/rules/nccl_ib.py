@@ -14,7 +14,7 @@ from ._model import StackIndex, Violation, env_value, is_unknown, items, pod_tem
 NAME = "nccl-infiniband-enabled"
 
 
-def _check(index: StackIndex, config: dict):
+def _check(index: StackIndex, _config: dict):
     kinds = class_kinds(index)
     for r in index.resources:
         for template in pod_templates(r):

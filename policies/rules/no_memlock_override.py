@@ -16,7 +16,7 @@ NAME = "no-memlock-override"
 _MEMLOCK = re.compile(r"ulimit\s+(-[a-zA-Z]*l|--max-locked-memory)|memlock|prlimit\s+.*--memlock")
 
 
-def _check(index: StackIndex, config: dict):
+def _check(index: StackIndex, _config: dict):
     for r in index.resources:
         for template in pod_templates(r):
             for where, container in template.containers():

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from components.core.labels import ROLE_LABEL
+
 from . import Rule
 from ._model import StackIndex, Violation, get, is_unknown, items, pod_templates
 
@@ -46,7 +48,7 @@ RULE = Rule(
         "role_labels": {
             "type": "array",
             "items": {"type": "string"},
-            "default": ["aks-gpu-inference/role", "llm-d.ai/role"],
+            "default": ["aks-gpu-inference/role", ROLE_LABEL],
             "description": "Pod labels whose value prefill or decode marks a disaggregated engine.",
         }
     },

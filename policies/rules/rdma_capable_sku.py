@@ -16,10 +16,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from components.core import catalog
+from components.core.labels import AGENTPOOL_LABEL, RDMA_LABEL
 
 from . import Rule
-from ._device_classes import by_name_note, class_kinds, rdma_containers
-from ._model import AGENTPOOL_LABEL, RDMA_LABEL, UNKNOWN, StackIndex, Violation, get, is_unknown, items, pod_templates, pools
+from ._device_classes import RdmaContainer, by_name_note, class_kinds, rdma_containers
+from ._model import UNKNOWN, PodTemplate, Resource, StackIndex, Violation, get, is_unknown, items, pod_templates, pools
 
 NAME = "rdma-capable-sku"
 PIN_HINT = f"set nodeSelector {AGENTPOOL_LABEL}: <rdma pool> (or a required node affinity {AGENTPOOL_LABEL} In [<rdma pools>])"
@@ -75,16 +76,8 @@ def _affinity_pools(spec: Mapping[str, Any]) -> set[str] | Any | None:
     return pools
 
 
-def _check(index: StackIndex, config: dict):
-    for pool in pools(index.resources):
-        label = get(pool.props, "nodeLabels", RDMA_LABEL)
-        if label == "true" or is_unknown(label):
-            problem = _size_problem(pool.vm_size)
-            if problem:
-                labelled = (
-                    f"labelled {RDMA_LABEL}=true" if label == "true" else f"whose {RDMA_LABEL} label is unknown during preview"
-                )
-                yield Violation(NAME, pool.resource, f"{pool.where}: pool {labelled} has a vmSize that {problem}")
+def _check(index: StackIndex, _config: dict):
+    yield from _labelled_pools(index)
     kinds = class_kinds(index)
     for r in index.resources:
         for template in pod_templates(r):
@@ -94,29 +87,40 @@ def _check(index: StackIndex, config: dict):
                     r,
                     f"{r.label}: the pod spec is unknown during preview, so its RDMA claims and pool cannot be checked (fails closed)",
                 )
-                continue
-            found = rdma_containers(index, template, possibly=True, kinds=kinds)
-            if not found:
-                continue
-            claims = (
-                "claims RDMA NICs" + by_name_note(found)
-                if any(use.certain for use in found)
-                else "may claim RDMA NICs (claims unknown during preview; fails closed)"
-            )
-            pinned = pinned_pools(template.spec)
-            if pinned is None or is_unknown(pinned):
-                pin = (
-                    "its pool selector is unknown during preview (fails closed)"
-                    if is_unknown(pinned)
-                    else "does not pin an RDMA pool"
+            elif found := rdma_containers(index, template, possibly=True, kinds=kinds):
+                yield from _pinned_pools(index, r, template, found)
+
+
+def _labelled_pools(index: StackIndex):
+    """Pools labelled for RDMA (or whose label is unknown) whose size is not RDMA-capable."""
+    for pool in pools(index.resources):
+        label = get(pool.props, "nodeLabels", RDMA_LABEL)
+        if label == "true" or is_unknown(label):
+            problem = _size_problem(pool.vm_size)
+            if problem:
+                labelled = (
+                    f"labelled {RDMA_LABEL}=true" if label == "true" else f"whose {RDMA_LABEL} label is unknown during preview"
                 )
-                yield Violation(NAME, r, f"{template.label}: {claims} but {pin}; {PIN_HINT}")
-                continue
-            for selected in sorted(pinned):
-                pool = index.pools_by_name.get(selected)
-                problem = pool and _size_problem(pool.vm_size)
-                if problem:
-                    yield Violation(NAME, r, f"{template.label}: {claims} on pool {selected!r}, whose vmSize {problem}")
+                yield Violation(NAME, pool.resource, f"{pool.where}: pool {labelled} has a vmSize that {problem}")
+
+
+def _pinned_pools(index: StackIndex, r: Resource, template: PodTemplate, found: list[RdmaContainer]):
+    """A pod claiming RDMA NICs pins RDMA-capable pools only."""
+    claims = (
+        "claims RDMA NICs" + by_name_note(found)
+        if any(use.certain for use in found)
+        else "may claim RDMA NICs (claims unknown during preview; fails closed)"
+    )
+    pinned = pinned_pools(template.spec)
+    if pinned is None or is_unknown(pinned):
+        pin = "its pool selector is unknown during preview (fails closed)" if is_unknown(pinned) else "does not pin an RDMA pool"
+        yield Violation(NAME, r, f"{template.label}: {claims} but {pin}; {PIN_HINT}")
+        return
+    for selected in sorted(pinned):
+        pool = index.pools_by_name.get(selected)
+        problem = pool and _size_problem(pool.vm_size)
+        if problem:
+            yield Violation(NAME, r, f"{template.label}: {claims} on pool {selected!r}, whose vmSize {problem}")
 
 
 RULE = Rule(

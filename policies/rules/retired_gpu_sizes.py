@@ -12,7 +12,7 @@ from ._model import StackIndex, Violation, pools
 NAME = "retired-gpu-size"
 
 
-def _check(index: StackIndex, config: dict):
+def _check(index: StackIndex, _config: dict):
     for pool in pools(index.resources):
         sku = pool.sku
         if sku and sku.retired:

@@ -12,66 +12,25 @@ from pathlib import Path
 import pulumi
 import pulumi_kubernetes as k8s
 import pytest
-from pulumi_azure_native import containerservice
 
 from components.gpu.dra_device_classes import GPU_CLASS, MIG_CLASS, mig_profile_cel, model_class_cel
-from components.gpu.rdma_network import DEVICE_CLASS, DEVICE_CLASS_CEL, POOL_ANNOTATION
+from components.gpu.rdma_network import DEVICE_CLASS, DEVICE_CLASS_CEL
 from planner import claims, engine
 from planner.cli import main
 from planner.engine import run_function
 from tests.conftest import PROJECT, REPO
 
-H100, ND_A100, NC = "Standard_ND96isr_H100_v5", "Standard_ND96asr_v4", "Standard_NC24ads_A100_v4"
-H100_PRODUCT = "NVIDIA H100 80GB HBM3"
-
-
-def vm_size_cel(vm_size: str) -> str:
-    """The request selector RdmaNetwork renders (seed 004 section 5)."""
-    return f'device.attributes["azure.dra.net"]["vmSize"] == "{vm_size}"'
-
-
-def agent_pool(name: str, vm_size: str, **fields) -> None:
-    containerservice.AgentPool(
-        name,
-        agent_pool_name=name,
-        resource_name_="aks",
-        resource_group_name="rg",
-        vm_size=vm_size,
-        mode="User",
-        node_taints=["sku=gpu:NoSchedule"],
-        **fields,
-    )
-
-
-def device_class(name: str, expression: str, opts: pulumi.ResourceOptions) -> None:
-    k8s.resource.v1.DeviceClass(
-        name, metadata={"name": name}, spec={"selectors": [{"cel": {"expression": expression}}]}, opts=opts
-    )
-
-
-def claim_template(
-    name: str,
-    device_class_name: str,
-    opts: pulumi.ResourceOptions,
-    *,
-    count: int | None = 1,
-    pool: str | None = None,
-    cel: str | None = None,
-    namespace: str = "llm-d-infra",
-) -> None:
-    exactly: dict = {"deviceClassName": device_class_name}
-    if count is None:
-        exactly["allocationMode"] = "All"
-    else:
-        exactly["count"] = count
-    if cel:
-        exactly["selectors"] = [{"cel": {"expression": cel}}]
-    metadata: dict = {"name": name, "namespace": namespace}
-    if pool:
-        metadata["annotations"] = {POOL_ANNOTATION: pool}
-    k8s.resource.v1.ResourceClaimTemplate(
-        name, metadata=metadata, spec={"spec": {"devices": {"requests": [{"name": "devs", "exactly": exactly}]}}}, opts=opts
-    )
+from .claim_programs import (
+    H100,
+    H100_PRODUCT,
+    NC,
+    ND_A100,
+    agent_pool,
+    claim_template,
+    device_class,
+    nc_rdma_program,
+    vm_size_cel,
+)
 
 
 def by_template(verdicts: list[claims.Verdict]) -> dict[str, claims.Verdict]:
@@ -121,14 +80,6 @@ def test_prod_plan_claims_are_all_satisfiable(prod_plan):
 
 
 # --- raw programs -------------------------------------------------------------------------------------
-
-
-def nc_rdma_program() -> None:
-    """An NC pool (no InfiniBand) with a full-node NIC claim, as if copied from seed 004 with the size changed."""
-    agent_pool("nc", NC)
-    opts = pulumi.ResourceOptions(provider=k8s.Provider("k8s", kubeconfig="x"))
-    device_class(DEVICE_CLASS, DEVICE_CLASS_CEL, opts)
-    claim_template("nc-rdma-full-node", DEVICE_CLASS, opts, count=8, pool="nc", cel=vm_size_cel(NC))
 
 
 def test_nic_claim_on_a_pool_without_infiniband_is_unsatisfiable():
@@ -302,7 +253,7 @@ def test_plan_with_an_unsatisfiable_claim_exits_1(tmp_path, capsys):
     shutil.copy(REPO / "Pulumi.yaml", project / "Pulumi.yaml")
     (project / "Pulumi.bad.yaml").write_text("config: {}\n")
     # Like the repo's own __main__.py: the program body comes from an importable module.
-    (project / "__main__.py").write_text("from tests.planner.test_claims import nc_rdma_program\n\nnc_rdma_program()\n")
+    (project / "__main__.py").write_text("from tests.planner.claim_programs import nc_rdma_program\n\nnc_rdma_program()\n")
     assert main(["plan", "bad", "--project-dir", str(project), "--out", str(tmp_path / "out"), "--quiet"]) == 1
     out = capsys.readouterr().out
     assert "Claim satisfiability (simulated ResourceSlices, CEL evaluated with cel-python): 1 unsatisfiable" in out

@@ -15,7 +15,9 @@ import yaml
 
 from planner import upstream
 from planner.cli import main
-from planner.crd_schema import CRDIndex, ValidationResult, _Cel, crd_index, load_crd, parse_crd, validate
+from planner.crd_cel import CelEngine
+from planner.crd_files import CRDIndex, crd_index, load_crd, parse_crd
+from planner.crd_schema import ValidationResult, validate
 from planner.render import kubernetes_object
 from tests.conftest import CUSTOM_RESOURCE_GROUPS, REPO, run_stack, stack_config
 
@@ -546,9 +548,9 @@ def test_schema_errors_below_a_rule_block_it_as_in_the_api_server():
 
 
 def test_compiled_cel_programs_are_cached():
-    engine = _Cel.get()
+    engine = CelEngine.get()
     assert engine.program("self.x > 1")[0] is engine.program("self.x > 1")[0]
-    assert _Cel.get() is engine
+    assert CelEngine.get() is engine
 
 
 # ---- planner.upstream -----------------------------------------------------------------------------

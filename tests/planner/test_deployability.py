@@ -13,7 +13,7 @@ from planner import charts, claims, deploy
 from planner.cli import main
 from planner.deploy import model as deploy_model
 from planner.upstream import missing_reason, upstream_dir
-from tests.conftest import REPO, STACKS, run_components, run_stack, stack_config
+from tests.conftest import REPO, STACKS, planned_stack, run_components, run_stack, stack_config
 
 AS_OF = date(2026, 12, 1)
 
@@ -30,7 +30,7 @@ def blockers(found: list[deploy.Finding], check: str) -> list[deploy.Finding]:
 
 @pytest.fixture(scope="module")
 def stack_runs():
-    return {stack: run_stack(stack_config(stack), stack) for stack in STACKS}
+    return {stack: planned_stack(stack) for stack in STACKS}
 
 
 @pytest.mark.parametrize("stack", STACKS)

@@ -13,7 +13,7 @@ from planner import charts, claims, deploy
 from planner.deploy import images, request_path
 from planner.deploy import model as deploy_model
 from planner.upstream import missing_reason, upstream_dir
-from tests.conftest import run_stack, stack_config
+from tests.conftest import planned_stack, run_stack, stack_config
 
 AS_OF = date(2026, 12, 1)
 TENANT = "11111111-2222-3333-4444-555555555555"
@@ -35,7 +35,7 @@ def rows(model) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def dev():
-    return planned(run_stack(stack_config("dev"), "dev"))
+    return planned(planned_stack("dev"))
 
 
 def entra_kaito_guards_config() -> dict:
@@ -107,14 +107,14 @@ def _record(model, name: str):
 
 
 def test_a_missing_client_keys_secret_is_a_blocker():
-    model = planned(run_stack(stack_config("dev"), "dev"))
+    model = planned(planned_stack("dev"))
     model.objects[:] = [o for o in model.objects if not (o.kind == "Secret" and o.name == "ai-gateway-client-keys")]
     (finding,) = blockers(model, "request-path")
     assert "the API keys Secret ai-gateway/ai-gateway-client-keys does not exist" in finding.message
 
 
 def test_a_router_decision_without_a_route_is_a_blocker():
-    model = planned(run_stack(stack_config("dev"), "dev"))
+    model = planned(planned_stack("dev"))
     route = next(o for o in model.objects if o.kind == "AIGatewayRoute")
     route.manifest["spec"]["rules"] = [
         r for r in route.manifest["spec"]["rules"] if r["backendRefs"][0]["name"] != "aoai-gpt-5-5"
@@ -126,7 +126,7 @@ def test_a_router_decision_without_a_route_is_a_blocker():
 
 def test_a_pod_monitor_port_no_pod_has_is_a_blocker():
     """Before: the gateway PodMonitor scraped aigw-metrics, which AI Gateway removed in v0.5."""
-    model = planned(run_stack(stack_config("dev"), "dev"))
+    model = planned(planned_stack("dev"))
     monitor = next(o for o in model.objects if o.kind == "PodMonitor" and o.name == "gateway-gateway")
     monitor.manifest["spec"]["podMetricsEndpoints"][1]["port"] = "aigw-metrics"
     (finding,) = blockers(model, "request-path")
@@ -135,7 +135,7 @@ def test_a_pod_monitor_port_no_pod_has_is_a_blocker():
 
 def test_without_the_buffer_filter_the_router_runs_after_the_ai_gateway():
     """The filter order relies on the request buffer: AI Gateway then inserts its ext_proc after it."""
-    model = planned(run_stack(stack_config("dev"), "dev"))
+    model = planned(planned_stack("dev"))
     policy = next(o for o in model.objects if o.kind == "BackendTrafficPolicy")
     del policy.manifest["spec"]["requestBuffer"]
     found = blockers(model, "request-path")
@@ -145,7 +145,7 @@ def test_without_the_buffer_filter_the_router_runs_after_the_ai_gateway():
 
 def test_a_json_patch_into_the_filter_chain_is_a_warning():
     """The old wiring: an EnvoyPatchPolicy adding ext_proc at http_filters/0, ahead of authentication."""
-    model = planned(run_stack(stack_config("dev"), "dev"))
+    model = planned(planned_stack("dev"))
     policy = next(o for o in model.objects if o.kind == "EnvoyExtensionPolicy")
     policy.manifest.update(
         kind="EnvoyPatchPolicy",
@@ -173,7 +173,7 @@ def test_a_json_patch_into_the_filter_chain_is_a_warning():
 def test_an_unknown_router_key_is_a_blocker():
     if upstream_dir() is None:
         pytest.skip(missing_reason())
-    model = planned(run_stack(stack_config("dev"), "dev"))
+    model = planned(planned_stack("dev"))
     chart = next(c for c in model.charts if c.chart.endswith("semantic-router"))
     chart.values["config"]["global"]["stores"] = {"response_cache": {"enabled": False}}
     (finding,) = blockers(model, "router-config")
@@ -198,7 +198,7 @@ def test_every_image_of_the_gateway_path_is_listed_and_moves_with_one_setting():
 
 
 def test_a_missing_backend_credential_secret_is_a_blocker():
-    model = planned(run_stack(stack_config("dev"), "dev"))
+    model = planned(planned_stack("dev"))
     model.objects[:] = [o for o in model.objects if not (o.kind == "Secret" and o.name == "aoai-gpt-5-5-entra-token")]
     found = blockers(model, "request-path")
     assert {f.object for f in found} == {"AIGatewayRoute rule x-ai-eg-model=gpt-5.5"}
@@ -206,7 +206,7 @@ def test_a_missing_backend_credential_secret_is_a_blocker():
 
 
 def test_a_backend_whose_service_is_missing_is_a_blocker():
-    model = planned(run_stack(stack_config("dev"), "dev"))
+    model = planned(planned_stack("dev"))
     model.objects[:] = [o for o in model.objects if not (o.kind == "Service" and o.name == "llama-8b")]
     found = blockers(model, "request-path")
     assert {f.object for f in found} == {"AIGatewayRoute rule x-ai-eg-model=llama-8b"}

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from policies.rules._model import AGENTPOOL_LABEL, Resource
+from components.core.labels import AGENTPOOL_LABEL
+from policies.rules._model import Resource
 
 from ._fixtures import RDMA_SKU, RDMA_TEMPLATE, claim_template, rdma_stack, resource
 

@@ -3,7 +3,8 @@
 Builders make resources shaped like the engine sends them: Kubernetes objects as manifests with
 camelCase wire names, azure-native pools and clusters with their API property names.
 
-Each rule module keeps one table of ``Case`` rows; two runners read it:
+Each rule's test module keeps one table of ``Case`` rows and gets its tests from ``table_tests``: two
+runners read the table, and ``check_table`` checks that it covers the rule:
 
 * ``check_pure`` runs ``policies.rules.evaluate`` (the plain functions the planner and ``scan`` use);
 * ``check_analyzer`` sends the same resources through pulumi_policy's real ``_PolicyAnalyzerServicer``
@@ -23,10 +24,11 @@ from typing import Any
 import pytest
 from pulumi.runtime import rpc
 
+from components.core.labels import AGENTPOOL_LABEL, GPU_TAINT, GPU_TOLERATION, RDMA_DEVICE_CLASS, RDMA_LABEL
 from planner.analyzer import Verdict, analyze_request, configure_request, new_servicer, stack_request, verdicts
 from planner.engine import Registered
 from policies.rules import Rule, evaluate
-from policies.rules._model import AGENTPOOL_LABEL, GPU_TAINT, RDMA_LABEL, UNKNOWN, Resource
+from policies.rules._model import UNKNOWN, Resource, StackIndex
 
 NS = "llm"
 ENGINE_UNKNOWN = rpc.UNKNOWN
@@ -56,7 +58,6 @@ TEMPLATE_PATHS: dict[str, tuple[str, ...]] = {
 DEFAULT_TEMPLATE_PATH = ("spec.template.spec.",)
 
 WORKLOAD = "engine"
-GPU_TOLERATION = {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}
 
 
 def clone(value: Any) -> Any:
@@ -122,7 +123,9 @@ def workload(kind: str, spec: Mapping[str, Any], *, labels: Mapping[str, Any] | 
 CLUSTER = "aks"
 SYSTEM_POOL = {"name": "system", "vmSize": "Standard_D4s_v5", "count": 2, "mode": "System"}
 
-POOL_STYLES = ("AgentPool", "AgentPool/v20250901", "agentPoolProfiles", "agentPoolProfiles/v20250901")
+POOL_STYLES = ("AgentPool", "AgentPool/v20250901", "agentPoolProfiles", "agentPoolProfiles/v20250901", "Resource/agentPools")
+"""How a stack declares a pool: the typed AgentPool, inline in the cluster, or the generic ARM resource at a
+preview API version (AKS-managed GPU pools)."""
 """A pool standalone (with and without an API-version segment) or inline in a ManagedCluster."""
 
 
@@ -171,9 +174,26 @@ def managed_cluster(
     return resource(_token("ManagedCluster", api_version), CLUSTER, props)
 
 
+def generic_pool(name: str, vm_size: Any, **fields: Any) -> Resource:
+    """An agent pool through ``resources.Resource`` at the managed-GPU preview API version, as GpuNodePool makes it."""
+    properties = {**pool_props(vm_size, **fields), "gpuProfile": {"driver": "Install", "nvidia": {"managementMode": "Managed"}}}
+    props = {
+        "resourceName": name,
+        "resourceGroupName": "rg",
+        "resourceProviderNamespace": "Microsoft.ContainerService",
+        "parentResourcePath": f"managedClusters/{CLUSTER}",
+        "resourceType": "agentPools",
+        "apiVersion": "2026-01-02-preview",
+        "properties": properties,
+    }
+    return resource("azure-native:resources:Resource", name, props)
+
+
 def pool_stack(style: str, name: str, vm_size: Any, **fields: Any) -> list[Resource]:
     """A cluster with one pool under test, in ``style`` (see ``POOL_STYLES``)."""
     kind, _, api_version = style.partition("/")
+    if kind == "Resource":
+        return [managed_cluster(), generic_pool(name, vm_size, **fields)]
     if kind == "AgentPool":
         return [managed_cluster(), agent_pool(name, vm_size, api_version=api_version or None, **fields)]
     return [
@@ -183,6 +203,8 @@ def pool_stack(style: str, name: str, vm_size: Any, **fields: Any) -> list[Resou
 
 def pool_where(style: str, name: str) -> str:
     """How violations name the pool under test of ``pool_stack``."""
+    if style.startswith("Resource"):
+        return f"Resource {name} (agentPools)"
     return f"AgentPool {name}" if style.startswith("AgentPool") else f"ManagedCluster {CLUSTER} agentPoolProfiles[1]"
 
 
@@ -290,7 +312,7 @@ def rdma_stack(
     return [
         managed_cluster(),
         agent_pool(RDMA_POOL, vm_size, **pool_fields),
-        claim_template(RDMA_TEMPLATE, "dranet.net"),
+        claim_template(RDMA_TEMPLATE, RDMA_DEVICE_CLASS),
         workload(kind, spec if spec is not None else rdma_spec()),
     ]
 
@@ -388,6 +410,11 @@ def check_pure(rule: Rule, case: Case, variant: Any) -> None:
     assert {f.level for f in findings} <= {case.level or rule.enforcement}
 
 
+def rule_messages(rule: Rule, resources: Sequence[Resource]) -> list[str]:
+    """The messages of one rule's violations over a stack, with the rule's default knobs."""
+    return [v.message for v in rule.run(StackIndex.build(list(resources)))]
+
+
 def to_engine(value: Any) -> Any:
     """Props as the engine marshals them: ``UNKNOWN`` becomes the engine's unknown sentinel."""
     if value is UNKNOWN:
@@ -453,3 +480,35 @@ def check_analyzer(rule: Rule, case: Case) -> None:
         assert {v.enforcement for v in mine} <= {case.level or rule.enforcement}
         pure = sorted((f.rule.name, f.level, f.violation.message, f.violation.urn) for f in evaluate(resources, pack_config))
         assert sorted((v.policy, v.enforcement, v.message, v.urn) for v in found) == pure
+
+
+def check_table(rule: Rule, cases: Sequence[Case]) -> None:
+    """A rule's table has a compliant case, a failing case, a disabled and another level override, and sets
+    each of the rule's knobs."""
+    cases = [c for c in cases if not c.bug]
+    assert any(not c.once and not c.per_template and not c.level for c in cases), "no compliant case"
+    assert any(c.once or c.per_template for c in cases), "no failing case"
+    assert any(c.level == "disabled" for c in cases) and any(c.level not in (None, "disabled") for c in cases), (
+        "no level override"
+    )
+    for knob in rule.config:
+        assert any(knob in c.config for c in cases), f"knob {knob} never set"
+
+
+def table_tests(rule: Rule, cases: Sequence[Case]) -> tuple[Callable[..., None], ...]:
+    """The tests of a rule's table, for its test module to bind as ``test_rule, test_through_analyzer,
+    test_table_covers_the_rule``: each case and variant through ``check_pure``, each case through
+    ``check_analyzer``, and ``check_table``."""
+
+    @pytest.mark.parametrize(("case", "variant"), params(cases))
+    def test_rule(case: Case, variant: Any) -> None:
+        check_pure(rule, case, variant)
+
+    @pytest.mark.parametrize("case", analyzer_params(cases))
+    def test_through_analyzer(case: Case) -> None:
+        check_analyzer(rule, case)
+
+    def test_table_covers_the_rule() -> None:
+        check_table(rule, cases)
+
+    return test_rule, test_through_analyzer, test_table_covers_the_rule

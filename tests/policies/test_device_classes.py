@@ -37,6 +37,7 @@ from ._fixtures import (
     rdma_spec,
     rdma_stack,
     resource,
+    rule_messages,
     workload,
 )
 
@@ -100,8 +101,8 @@ def test_component_and_planner_selectors():
 MODELS = sorted({sku.gpu_model: sku.product_names for sku in catalog.skus().values()}.items())
 
 
-@pytest.mark.parametrize(("model", "product_names"), MODELS, ids=[m for m, _ in MODELS])
-def test_per_model_class_for_every_catalog_model(model, product_names):
+@pytest.mark.parametrize("product_names", [names for _, names in MODELS], ids=[model for model, _ in MODELS])
+def test_per_model_class_for_every_catalog_model(product_names):
     """The model classes DraDeviceClasses would create select GPUs (AMD models have no NVML names: the recognizer decides)."""
     assert kinds(model_class_cel(product_names)) == {"gpu"}
 
@@ -216,8 +217,8 @@ def test_gpu_device_classes_by_selector_with_name_fallback():
 # ---- the rules ---------------------------------------------------------------------------------------
 
 
-def messages(rule, resources):
-    return [v.message for v in rule.RULE.run(StackIndex.build(resources))]
+def messages(module, resources):
+    return rule_messages(module.RULE, resources)
 
 
 LABEL = "Deployment llm/engine"
@@ -300,7 +301,7 @@ def test_gpu_taints_judges_a_custom_gpu_class_by_its_selectors():
         ]
 
     def claims_gpu(resources):
-        return [m for m in (v.message for v in GPU_TAINTS.run(StackIndex.build(resources))) if "claim gpu" in m]
+        return [m for m in rule_messages(GPU_TAINTS, resources) if "claim gpu" in m]
 
     assert claims_gpu(stack("mi300x", dra_class("mi300x", 'device.attributes["gpu.amd.com"].type == "amdgpu"')))
     assert claims_gpu(stack(GPU_CLASS)), "absent: gpu.nvidia.com counts by name"

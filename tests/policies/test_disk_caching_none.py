@@ -1,11 +1,9 @@
 """azure-disk-caching-none: Azure Disk storage classes set cachingMode: None."""
 
-import pytest
-
 from policies.rules._model import UNKNOWN
 from policies.rules.disk_caching_none import RULE
 
-from ._fixtures import Case, analyzer_params, check_analyzer, check_pure, params, storage_class
+from ._fixtures import Case, storage_class, table_tests
 
 PROVISIONERS = ("disk.csi.azure.com", "kubernetes.io/azure-disk")
 
@@ -47,11 +45,4 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("case", "variant"), params(CASES))
-def test_rule(case, variant):
-    check_pure(RULE, case, variant)
-
-
-@pytest.mark.parametrize("case", analyzer_params(CASES))
-def test_through_analyzer(case):
-    check_analyzer(RULE, case)
+test_rule, test_through_analyzer, test_table_covers_the_rule = table_tests(RULE, CASES)

@@ -1,8 +1,7 @@
 """gpu-taints-and-tolerations: GPU pools carry the GPU taint; workloads that request GPUs tolerate it."""
 
-import pytest
-
-from policies.rules._model import GPU_TAINT, UNKNOWN
+from components.core.labels import GPU_TAINT
+from policies.rules._model import UNKNOWN
 from policies.rules.gpu_taints import RULE
 
 from ._fixtures import (
@@ -11,15 +10,12 @@ from ._fixtures import (
     WORKLOAD_KINDS,
     Case,
     agent_pool,
-    analyzer_params,
-    check_analyzer,
-    check_pure,
     claim_template,
     container,
     device_class,
     managed_cluster,
-    params,
     pool_stack,
+    table_tests,
     workload,
 )
 
@@ -198,11 +194,4 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("case", "variant"), params(CASES))
-def test_rule(case, variant):
-    check_pure(RULE, case, variant)
-
-
-@pytest.mark.parametrize("case", analyzer_params(CASES))
-def test_through_analyzer(case):
-    check_analyzer(RULE, case)
+test_rule, test_through_analyzer, test_table_covers_the_rule = table_tests(RULE, CASES)

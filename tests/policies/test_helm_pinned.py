@@ -1,11 +1,9 @@
 """helm-chart-pinned: Helm charts (v3, v4) and releases pin a chart version."""
 
-import pytest
-
 from policies.rules._model import UNKNOWN
 from policies.rules.helm_pinned import RULE
 
-from ._fixtures import HELM_TYPES, Case, analyzer_params, check_analyzer, check_pure, helm, params
+from ._fixtures import HELM_TYPES, Case, helm, table_tests
 
 KINDS = tuple(HELM_TYPES)
 """kubernetes:helm.sh/v4:Chart, kubernetes:helm.sh/v3:Chart and kubernetes:helm.sh/v3:Release."""
@@ -56,11 +54,4 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("case", "variant"), params(CASES))
-def test_rule(case, variant):
-    check_pure(RULE, case, variant)
-
-
-@pytest.mark.parametrize("case", analyzer_params(CASES))
-def test_through_analyzer(case):
-    check_analyzer(RULE, case)
+test_rule, test_through_analyzer, test_table_covers_the_rule = table_tests(RULE, CASES)

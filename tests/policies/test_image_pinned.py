@@ -1,11 +1,9 @@
 """image-pinned: container images carry a version tag other than latest, or a digest."""
 
-import pytest
-
 from policies.rules._model import UNKNOWN
 from policies.rules.image_pinned import RULE
 
-from ._fixtures import WORKLOAD_KINDS, Case, analyzer_params, check_analyzer, check_pure, container, params, workload
+from ._fixtures import WORKLOAD_KINDS, Case, container, table_tests, workload
 
 DIGEST = "sha256:" + "0" * 64
 
@@ -70,11 +68,4 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("case", "variant"), params(CASES))
-def test_rule(case, variant):
-    check_pure(RULE, case, variant)
-
-
-@pytest.mark.parametrize("case", analyzer_params(CASES))
-def test_through_analyzer(case):
-    check_analyzer(RULE, case)
+test_rule, test_through_analyzer, test_table_covers_the_rule = table_tests(RULE, CASES)

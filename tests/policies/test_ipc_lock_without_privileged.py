@@ -1,7 +1,5 @@
 """ipc-lock-without-privileged: no privileged container; RDMA containers add IPC_LOCK, drop ALL, no escalation."""
 
-import pytest
-
 from policies.rules._model import UNKNOWN
 from policies.rules.ipc_lock_without_privileged import RULE
 
@@ -11,15 +9,12 @@ from ._fixtures import (
     NS,
     WORKLOAD_KINDS,
     Case,
-    analyzer_params,
-    check_analyzer,
-    check_pure,
     container,
-    params,
     rdma_container,
     rdma_spec,
     rdma_stack,
     resource_claim,
+    table_tests,
 )
 
 
@@ -314,14 +309,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("case", "variant"), params(CASES))
-def test_rule(case, variant):
-    check_pure(RULE, case, variant)
-
-
-@pytest.mark.parametrize("case", analyzer_params(CASES))
-def test_through_analyzer(case):
-    check_analyzer(RULE, case)
+test_rule, test_through_analyzer, test_table_covers_the_rule = table_tests(RULE, CASES)
 
 
 def test_exemptions_are_reported_with_why():

@@ -1,8 +1,7 @@
 """mig-resource-request: workloads on MIG pools request the pool's nvidia.com/mig-<slice>, not whole GPUs."""
 
-import pytest
-
-from policies.rules._model import GPU_TAINT, UNKNOWN
+from components.core.labels import GPU_TAINT
+from policies.rules._model import UNKNOWN
 from policies.rules.mig_resource_request import RULE
 
 from ._fixtures import (
@@ -11,13 +10,10 @@ from ._fixtures import (
     WORKLOAD_KINDS,
     Case,
     agent_pool,
-    analyzer_params,
-    check_analyzer,
-    check_pure,
     container,
     managed_cluster,
-    params,
     pool_stack,
+    table_tests,
     workload,
 )
 
@@ -128,11 +124,4 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("case", "variant"), params(CASES))
-def test_rule(case, variant):
-    check_pure(RULE, case, variant)
-
-
-@pytest.mark.parametrize("case", analyzer_params(CASES))
-def test_through_analyzer(case):
-    check_analyzer(RULE, case)
+test_rule, test_through_analyzer, test_table_covers_the_rule = table_tests(RULE, CASES)

@@ -1,23 +1,10 @@
 """nccl-infiniband-enabled: containers that claim RDMA NICs set NCCL_IB_DISABLE=0, never 1."""
 
-import pytest
-
 from policies.rules._model import UNKNOWN
 from policies.rules.nccl_ib import RULE
 
 from ._device_class_fixtures import BY_NAME, FAST_NICS, GPU_CEL, class_stack
-from ._fixtures import (
-    WORKLOAD_KINDS,
-    Case,
-    analyzer_params,
-    check_analyzer,
-    check_pure,
-    container,
-    params,
-    rdma_container,
-    rdma_spec,
-    rdma_stack,
-)
+from ._fixtures import WORKLOAD_KINDS, Case, container, rdma_container, rdma_spec, rdma_stack, table_tests
 
 
 def nccl(value, **fields):
@@ -131,11 +118,4 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("case", "variant"), params(CASES))
-def test_rule(case, variant):
-    check_pure(RULE, case, variant)
-
-
-@pytest.mark.parametrize("case", analyzer_params(CASES))
-def test_through_analyzer(case):
-    check_analyzer(RULE, case)
+test_rule, test_through_analyzer, test_table_covers_the_rule = table_tests(RULE, CASES)

@@ -1,11 +1,9 @@
 """no-memlock-override: containers do not raise the memlock limit themselves."""
 
-import pytest
-
 from policies.rules._model import UNKNOWN
 from policies.rules.no_memlock_override import RULE
 
-from ._fixtures import WORKLOAD_KINDS, Case, analyzer_params, check_analyzer, check_pure, container, params, workload
+from ._fixtures import WORKLOAD_KINDS, Case, container, table_tests, workload
 
 
 def pod(*containers, **fields):
@@ -77,11 +75,4 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("case", "variant"), params(CASES))
-def test_rule(case, variant):
-    check_pure(RULE, case, variant)
-
-
-@pytest.mark.parametrize("case", analyzer_params(CASES))
-def test_through_analyzer(case):
-    check_analyzer(RULE, case)
+test_rule, test_through_analyzer, test_table_covers_the_rule = table_tests(RULE, CASES)

@@ -1,11 +1,9 @@
 """aks-node-os-upgrade-channel: every ManagedCluster upgrades node OS images through NodeImage."""
 
-import pytest
-
 from policies.rules._model import UNKNOWN, Resource
 from policies.rules.node_os_upgrade_channel import RULE
 
-from ._fixtures import Case, agent_pool, analyzer_params, check_analyzer, check_pure, managed_cluster, params
+from ._fixtures import Case, agent_pool, managed_cluster, table_tests
 
 API_VERSIONS = (None, "v20250901")
 """The type token without and with an API-version segment (``containerservice/v20250901``)."""
@@ -67,11 +65,4 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("case", "variant"), params(CASES))
-def test_rule(case, variant):
-    check_pure(RULE, case, variant)
-
-
-@pytest.mark.parametrize("case", analyzer_params(CASES))
-def test_through_analyzer(case):
-    check_analyzer(RULE, case)
+test_rule, test_through_analyzer, test_table_covers_the_rule = table_tests(RULE, CASES)

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from planner.crd_schema import crd_index
+from planner.crd_files import crd_index
 from planner.scan import scan_all
 from planner.upstream import crds_dir, missing_reason
 from policies.rules import evaluate_all

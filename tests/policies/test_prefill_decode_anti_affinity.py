@@ -1,22 +1,9 @@
 """prefill-decode-anti-affinity: prefill and decode pods carry required pod anti-affinity on the hostname."""
 
-import pytest
-
 from policies.rules._model import UNKNOWN
 from policies.rules.prefill_decode_anti_affinity import RULE
 
-from ._fixtures import (
-    DEFAULT_TEMPLATE_PATH,
-    TEMPLATE_PATHS,
-    WORKLOAD_KINDS,
-    Case,
-    analyzer_params,
-    check_analyzer,
-    check_pure,
-    container,
-    params,
-    workload,
-)
+from ._fixtures import DEFAULT_TEMPLATE_PATH, TEMPLATE_PATHS, WORKLOAD_KINDS, Case, container, table_tests, workload
 
 HOSTNAME = "kubernetes.io/hostname"
 
@@ -124,11 +111,4 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("case", "variant"), params(CASES))
-def test_rule(case, variant):
-    check_pure(RULE, case, variant)
-
-
-@pytest.mark.parametrize("case", analyzer_params(CASES))
-def test_through_analyzer(case):
-    check_analyzer(RULE, case)
+test_rule, test_through_analyzer, test_table_covers_the_rule = table_tests(RULE, CASES)

@@ -1,8 +1,7 @@
 """rdma-capable-sku: pools labelled for RDMA, and pools that RDMA pods select, are RDMA-capable ND sizes."""
 
-import pytest
-
-from policies.rules._model import AGENTPOOL_LABEL, GPU_TAINT, RDMA_LABEL, UNKNOWN
+from components.core.labels import AGENTPOOL_LABEL, GPU_TAINT, RDMA_LABEL
+from policies.rules._model import UNKNOWN
 from policies.rules.rdma_capable_sku import RULE
 
 from ._device_class_fixtures import BY_NAME, FAST_NICS, GPU_CEL, class_stack, node_affinity, pool_affinity
@@ -13,16 +12,13 @@ from ._fixtures import (
     WORKLOAD_KINDS,
     Case,
     agent_pool,
-    analyzer_params,
-    check_analyzer,
-    check_pure,
     claim_template,
     container,
-    params,
     pool_stack,
     rdma_container,
     rdma_spec,
     rdma_stack,
+    table_tests,
     workload,
 )
 
@@ -364,11 +360,4 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("case", "variant"), params(CASES))
-def test_rule(case, variant):
-    check_pure(RULE, case, variant)
-
-
-@pytest.mark.parametrize("case", analyzer_params(CASES))
-def test_through_analyzer(case):
-    check_analyzer(RULE, case)
+test_rule, test_through_analyzer, test_table_covers_the_rule = table_tests(RULE, CASES)

@@ -1,11 +1,9 @@
 """retired-gpu-size: agent pools do not use GPU sizes Azure has retired."""
 
-import pytest
-
 from policies.rules._model import UNKNOWN
 from policies.rules.retired_gpu_sizes import RULE
 
-from ._fixtures import POOL_STYLES, Case, analyzer_params, check_analyzer, check_pure, params, pool_stack
+from ._fixtures import POOL_STYLES, Case, pool_stack, table_tests
 
 
 def pool(vm_size, **fields):
@@ -39,11 +37,4 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("case", "variant"), params(CASES))
-def test_rule(case, variant):
-    check_pure(RULE, case, variant)
-
-
-@pytest.mark.parametrize("case", analyzer_params(CASES))
-def test_through_analyzer(case):
-    check_analyzer(RULE, case)
+test_rule, test_through_analyzer, test_table_covers_the_rule = table_tests(RULE, CASES)

@@ -1,0 +1,169 @@
+"""The memory fit on a bare GPU memory figure: budget, weights, overhead and KV cache per GPU for one
+replica of tensor-parallel size tp, and the verdict. ``models.fit`` applies it to a catalog VM size."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any, TypedDict, Unpack
+
+from . import kv_cache
+from .fit_result import FitResult
+from .model_facts import GB, GIB, KV_CACHE_DTYPES, WEIGHT_DTYPES, ModelFactsArgs, check_choice, get_model
+from .vllm_overhead import runtime_overhead, vllm_default_max_num_seqs
+
+DEFAULT_GPU_MEMORY_UTILIZATION = 0.9
+"""``VllmServiceArgs.gpu_memory_utilization``'s default, passed to vLLM explicitly (vLLM's own default
+was 0.9 and is 0.92 in current releases)."""
+
+WARN_BELOW_SEQUENCES = 4
+"""Warn when fewer full-length sequences than this fit at once: requests would queue."""
+
+
+class FitSettings(TypedDict, total=False):
+    """The vLLM settings a fit assumes, passed as keywords to ``fit``, ``fit_on_memory`` and ``fit_options``;
+    each may be left out for the default named here (``DEFAULT_SETTINGS``)."""
+
+    max_model_len: int | None
+    """Context length checked, in tokens. Default None: the model's ``max_context``, as vLLM's default is."""
+    gpu_memory_utilization: float
+    """Fraction of GPU memory vLLM may use, in (0, 1]. Default ``DEFAULT_GPU_MEMORY_UTILIZATION`` (0.9), what
+    VllmService passes."""
+    dtype: str
+    """Weight dtype: ``auto`` (the checkpoint as published) or a ``WEIGHT_BYTES`` dtype. Default auto."""
+    kv_cache_dtype: str
+    """KV cache dtype: ``auto`` (the model's dtype) or ``fp8``. Default auto."""
+    warn_below_sequences: int
+    """Warn when fewer full-length sequences than this fit. Default ``WARN_BELOW_SEQUENCES`` (4)."""
+    max_num_seqs: int | None
+    """Sequences vLLM schedules at once (sizes the sampler's activation). Default None: vLLM's default for the GPU."""
+    cuda_graphs: bool
+    """Whether vLLM reserves a CUDA-graph pool inside the budget; False is ``--enforce-eager`` (or a vLLM older
+    than 0.21). Default True."""
+
+
+DEFAULT_SETTINGS: FitSettings = {
+    "max_model_len": None,
+    "gpu_memory_utilization": DEFAULT_GPU_MEMORY_UTILIZATION,
+    "dtype": "auto",
+    "kv_cache_dtype": "auto",
+    "warn_below_sequences": WARN_BELOW_SEQUENCES,
+    "max_num_seqs": None,
+    "cuda_graphs": True,
+}
+
+
+def complete(settings: Mapping[str, Any], caller: str) -> FitSettings:
+    """``settings`` over ``DEFAULT_SETTINGS``; a TypeError for a key that is not a setting, as Python raises
+    for an unknown keyword."""
+    if unknown := sorted(set(settings) - FitSettings.__optional_keys__):
+        raise TypeError(f"{caller}() got an unexpected keyword argument {unknown[0]!r}")
+    return {**DEFAULT_SETTINGS, **settings}  # type: ignore[typeddict-item]
+
+
+def check(tp: int, settings: FitSettings) -> None:
+    """A ValueError naming the first of ``tp`` and the settings that is out of range."""
+    if tp < 1:
+        raise ValueError(f"tp={tp!r}: must be at least 1")
+    if settings["max_model_len"] is not None and settings["max_model_len"] < 1:
+        raise ValueError(f"max_model_len={settings['max_model_len']!r}: must be at least 1")
+    if not 0 < settings["gpu_memory_utilization"] <= 1:
+        raise ValueError(f"gpu_memory_utilization={settings['gpu_memory_utilization']!r}: must be in (0, 1]")
+    check_choice("dtype", settings["dtype"], WEIGHT_DTYPES)
+    check_choice("kv_cache_dtype", settings["kv_cache_dtype"], KV_CACHE_DTYPES)
+
+
+def resolve(model: ModelFactsArgs | str) -> ModelFactsArgs:
+    """The facts of ``model``: given, or looked up in the catalog by id or KAITO preset."""
+    return model if isinstance(model, ModelFactsArgs) else get_model(model)
+
+
+def fit_on_memory(
+    model: ModelFactsArgs | str,
+    gpu_memory_gb: float,
+    tp: int = 1,
+    *,
+    gpu: str = "",
+    gpu_memory_gib: float | None = None,
+    **settings: Unpack[FitSettings],
+) -> FitResult:
+    """Fit a model on ``tp`` GPUs of ``gpu_memory_gb`` each, outside the catalog (no price, no suggestions).
+
+    :param model: the model's facts, or its Hugging Face id or KAITO preset in the catalog.
+    :param gpu_memory_gb: memory per GPU in GB (1e9 bytes), as a size page prints it.
+    :param tp: tensor-parallel size: GPUs one replica uses.
+    :param gpu: the GPU's name, which decides vLLM's default ``max_num_seqs`` (A100 or not). Default none.
+    :param gpu_memory_gib: the memory the device reports, when known; it replaces ``gpu_memory_gb`` read as
+        1e9 bytes. Default None.
+    :param settings: the vLLM settings (``FitSettings``).
+    """
+    s = complete(settings, "fit_on_memory")
+    model = resolve(model)
+    check(tp, s)
+    if s["max_num_seqs"] is not None and s["max_num_seqs"] < 1:
+        raise ValueError(f"max_num_seqs={s['max_num_seqs']!r}: must be at least 1")
+    length = s["max_model_len"] or model.max_context
+    device_gib = gpu_memory_gib if gpu_memory_gib is not None else gpu_memory_gb * GB / GIB
+    seqs = s["max_num_seqs"] or vllm_default_max_num_seqs(gpu, device_gib)
+    budget = device_gib * GIB * s["gpu_memory_utilization"]
+    weights = model.weight_bytes(s["dtype"]) / tp
+    terms = runtime_overhead(model, tp, weights, seqs, cuda_graphs=s["cuda_graphs"])
+    kv_budget = budget - weights - terms.total
+    full, sliding = kv_cache.per_token_bytes(model, tp, s["kv_cache_dtype"])
+    kv_tokens, sequences = kv_cache.capacity(model, kv_budget, length, tp, s["kv_cache_dtype"])
+    result = FitResult(
+        model=model.hf_id,
+        vm_size=None,
+        gpu=gpu,
+        tp=tp,
+        mig_profile=None,
+        replicas_per_vm=1,
+        max_model_len=length,
+        dtype=s["dtype"],
+        kv_cache_dtype=s["kv_cache_dtype"],
+        gpu_memory_utilization=s["gpu_memory_utilization"],
+        gpu_memory_gib=device_gib,
+        budget_gib_per_gpu=budget / GIB,
+        weights_gib_per_gpu=weights / GIB,
+        overhead_gib=terms.total / GIB,
+        non_torch_gib=terms.non_torch / GIB,
+        activation_gib=terms.activation / GIB,
+        cuda_graph_gib=terms.cuda_graphs / GIB,
+        max_num_seqs=seqs,
+        kv_budget_gib_per_gpu=kv_budget / GIB,
+        kv_bytes_per_token=model.kv_bytes_per_token(s["kv_cache_dtype"]),
+        kv_bytes_per_token_per_gpu=full + sliding,
+        kv_tokens=kv_tokens,
+        full_length_sequences=sequences,
+        price_usd_per_hour=None,
+        price_usd_per_month=None,
+    )
+    return _judged(result, model, s["warn_below_sequences"])
+
+
+def _judged(result: FitResult, model: ModelFactsArgs, warn_below_sequences: int) -> FitResult:
+    """``result`` with the first check it fails (tp, context, weights, KV cache), or the warning when few
+    full-length sequences fit."""
+    problem, kind = model.tp_problem(result.tp), "tp"
+    length, kv_budget = result.max_model_len, result.kv_budget_gib_per_gpu
+    if problem is None and length > model.max_context:
+        problem, kind = f"max_model_len {length} exceeds the model's maximum context of {model.max_context} tokens", "context"
+    if problem is None and kv_budget <= 0:
+        problem, kind = (
+            f"weights ({result.weights_gib_per_gpu:.1f} GiB) + overhead ({result.overhead_gib:.1f} GiB) exceed the "
+            f"{result.budget_gib_per_gpu:.1f} GiB budget per GPU",
+            "weights",
+        )
+    if problem is None and result.full_length_sequences < 1:
+        problem, kind = (
+            f"the {kv_budget:.2f} GiB KV budget per GPU holds {result.kv_tokens} tokens, less than one {length}-token sequence",
+            "kv",
+        )
+    if problem is not None:
+        return replace(result, problem=problem, problem_kind=kind)
+    if result.full_length_sequences < warn_below_sequences:
+        warning = (
+            f"only {result.full_length_sequences} sequence(s) of {length} tokens fit at once (fewer than {warn_below_sequences})"
+        )
+        return replace(result, warning=warning)
+    return result

@@ -1,0 +1,192 @@
+"""Model facts: the numbers the memory fit needs about a model (its Hugging Face ``config.json``), the
+catalog of them in ``models.json`` beside this module, and the lookup by Hugging Face id or KAITO preset.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+from functools import cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from .errors import ConfigError, FieldProblem, validation_problems
+
+GB = 1e9
+"""Bytes in a GB: the catalog prints GPU memory the way Azure's size pages do."""
+
+GIB = 2**30
+"""Bytes in a GiB: vLLM logs memory in GiB."""
+
+WEIGHT_BYTES = {"bfloat16": 2.0, "float16": 2.0, "fp8": 1.0, "int4": 0.5}
+"""Bytes per parameter for each weight dtype."""
+
+WEIGHT_DTYPES = ("auto", *WEIGHT_BYTES)
+"""Accepted ``dtype`` values; ``auto`` is the checkpoint as published."""
+
+KV_CACHE_DTYPES = ("auto", "fp8")
+"""Accepted ``kv_cache_dtype`` values; ``auto`` stores the KV cache in the model's dtype."""
+
+
+class UnknownModelError(ValueError):
+    """Raised for a model id the catalog does not know."""
+
+
+class ModelFactsArgs(BaseModel):
+    """The numbers the fit needs about a model; the values of its Hugging Face ``config.json``.
+
+    Every number is finite and at most a bound (``le=``) far above any published model, so a typo or
+    a hostile facts file is refused instead of overflowing the fit's float arithmetic."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    hf_id: str = Field(min_length=1)
+    """Hugging Face id, e.g. ``meta-llama/Llama-3.1-8B-Instruct``. Required."""
+
+    params_b: float = Field(gt=0, le=100_000, allow_inf_nan=False)
+    """Parameters in billions (all experts for a mixture of experts), at most 100,000. Required."""
+
+    active_params_b: float | None = Field(None, gt=0, le=100_000, allow_inf_nan=False)
+    """Parameters active per token, for a mixture of experts. Default None (dense); informational."""
+
+    layers: int = Field(gt=0, le=10_000)
+    """Transformer layers (``num_hidden_layers``), at most 10,000. Required."""
+
+    kv_heads: int = Field(gt=0, le=10_000)
+    """Key/value heads (``num_key_value_heads``), at most 10,000. Required."""
+
+    attention_heads: int | None = Field(None, gt=0, le=10_000)
+    """Query heads (``num_attention_heads``); vLLM needs them divisible by tp. Default None: only the
+    KV-head rule is checked."""
+
+    head_dim: int = Field(gt=0, le=65_536)
+    """Dimension per head (``head_dim``, or ``hidden_size / num_attention_heads``), at most 65,536. Required."""
+
+    max_context: int = Field(gt=0, le=100_000_000)
+    """Longest context the model supports (``max_position_embeddings``), at most 100,000,000 tokens. Required."""
+
+    dtype: Literal["bfloat16", "float16"] = "bfloat16"
+    """Dtype of the published weights and of an ``auto`` KV cache. Default bfloat16, as most
+    checkpoints ship."""
+
+    weights_gb: float | None = Field(None, gt=0, le=1_000_000, allow_inf_nan=False)
+    """On-GPU weights in GB for a pre-quantized checkpoint (e.g. MXFP4), used with dtype ``auto``.
+    Default None: parameters x bytes of ``dtype``."""
+
+    vocab_size: int | None = Field(None, gt=0, le=10_000_000)
+    """Vocabulary (``vocab_size``): the profile run's sampler and the bf16 embeddings of fp8/int4 weights
+    scale with it. Default None: ``DEFAULT_VOCAB_SIZE`` for the overhead, no embedding correction."""
+
+    sliding_window: int | None = Field(None, gt=0, le=100_000_000)
+    """Tokens a sliding-window layer keeps per sequence. Default None (no sliding window)."""
+
+    sliding_layers: int = Field(0, ge=0, le=10_000)
+    """How many layers use the sliding window. Default 0."""
+
+    kaito_preset: str | None = None
+    """KAITO preset name serving this model, if any. Default None."""
+
+    source: str = "user-supplied"
+    """Where the numbers come from. Default "user-supplied"."""
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ModelFactsArgs:
+        if self.sliding_layers > self.layers:
+            raise FieldProblem("sliding_layers", self.sliding_layers, f"more than the model's {self.layers} layers")
+        if self.sliding_layers and self.sliding_window is None:
+            raise FieldProblem("sliding_window", None, "required when sliding_layers > 0")
+        if self.sliding_window is not None and not self.sliding_layers:
+            raise FieldProblem("sliding_layers", 0, "say how many layers use sliding_window")
+        if self.active_params_b is not None and self.active_params_b > self.params_b:
+            raise FieldProblem("active_params_b", self.active_params_b, f"more than params_b ({self.params_b})")
+        if self.attention_heads is not None and self.attention_heads % self.kv_heads:
+            raise FieldProblem("attention_heads", self.attention_heads, f"not a multiple of kv_heads ({self.kv_heads})")
+        return self
+
+    def weight_bytes(self, dtype: str = "auto") -> float:
+        """Bytes of all weights in ``dtype`` (``auto``: ``weights_gb`` if given, else the model's dtype).
+
+        fp8 and int4 quantizers keep the input and output embeddings in the model's dtype; they are
+        counted at that size when the vocabulary and the attention heads are known.
+        """
+        check_choice("dtype", dtype, WEIGHT_DTYPES)
+        if dtype == "auto":
+            return self.weights_gb * GB if self.weights_gb else self.params_b * 1e9 * WEIGHT_BYTES[self.dtype]
+        kept = 0.0
+        if WEIGHT_BYTES[dtype] < WEIGHT_BYTES[self.dtype] and self.vocab_size and self.attention_heads:
+            kept = 2 * self.vocab_size * self.attention_heads * self.head_dim * (WEIGHT_BYTES[self.dtype] - WEIGHT_BYTES[dtype])
+        return self.params_b * 1e9 * WEIGHT_BYTES[dtype] + kept
+
+    @property
+    def is_moe(self) -> bool:
+        """True for a mixture of experts (``active_params_b`` given)."""
+        return self.active_params_b is not None
+
+    def kv_dtype_bytes(self, kv_cache_dtype: str = "auto") -> int:
+        """Bytes per KV element: the model's dtype for ``auto``, 1 for fp8."""
+        check_choice("kv_cache_dtype", kv_cache_dtype, KV_CACHE_DTYPES)
+        return 1 if kv_cache_dtype == "fp8" else int(WEIGHT_BYTES[self.dtype])
+
+    def kv_bytes_per_token(self, kv_cache_dtype: str = "auto") -> int:
+        """KV cache bytes one token costs across all layers of the whole model (KAITO's bytesPerToken)."""
+        return 2 * self.layers * self.kv_heads * self.head_dim * self.kv_dtype_bytes(kv_cache_dtype)
+
+    def kv_heads_per_gpu(self, tp: int) -> int:
+        """KV heads each GPU holds at tensor-parallel size ``tp`` (one, replicated, when tp > kv_heads)."""
+        return max(1, math.ceil(self.kv_heads / tp))
+
+    def tp_problem(self, tp: int) -> str | None:
+        """Why vLLM refuses tensor-parallel size ``tp`` for this model, or None."""
+        if self.attention_heads is not None and self.attention_heads % tp:
+            return f"tp {tp} does not divide the {self.attention_heads} attention heads (vLLM requires it)"
+        if tp <= self.kv_heads and self.kv_heads % tp:
+            return f"tp {tp} does not divide the {self.kv_heads} KV heads (vLLM requires it)"
+        if tp > self.kv_heads and tp % self.kv_heads:
+            return f"tp {tp} is not a multiple of the {self.kv_heads} KV heads (vLLM replicates them evenly)"
+        return None
+
+
+def check_choice(name: str, value: str, accepted: tuple[str, ...]) -> None:
+    """Raise a ValueError naming ``name``, ``value`` and the accepted values unless ``value`` is one of them."""
+    if value not in accepted:
+        raise ValueError(f"{name}={value!r}: accepted: {', '.join(accepted)}")
+
+
+@cache
+def models() -> dict[str, ModelFactsArgs]:
+    """Every model in the catalog, by Hugging Face id."""
+    rows = json.loads(Path(__file__).with_name("models.json").read_text())["models"]
+    result = {}
+    for index, row in enumerate(rows):
+        try:
+            facts = ModelFactsArgs.model_validate(row)
+        except ValidationError as err:
+            raise ConfigError(f"models.json row {index} is invalid", validation_problems(err)) from None
+        result[facts.hf_id] = facts
+    return result
+
+
+def get_model(name: str) -> ModelFactsArgs:
+    """Look up a model by Hugging Face id (any case) or KAITO preset name; the error suggests close ids."""
+    catalog_models = models()
+    if name in catalog_models:
+        return catalog_models[name]
+    for facts in catalog_models.values():
+        if name.lower() in (facts.hf_id.lower(), (facts.kaito_preset or "").lower()):
+            return facts
+    # Match the name against whole ids, the part after the organisation, and KAITO preset names.
+    keys: dict[str, str] = {}
+    for hf_id, facts in catalog_models.items():
+        for key in (hf_id, hf_id.split("/", 1)[-1], facts.kaito_preset):
+            if key:
+                keys.setdefault(key.lower(), hf_id)
+    close = dict.fromkeys(keys[c] for c in difflib.get_close_matches(name.lower(), keys, n=5, cutoff=0.6))
+    hint = f"; did you mean {' or '.join(repr(c) for c in list(close)[:3])}?" if close else "."
+    raise UnknownModelError(
+        f"{name!r} is not a model in the catalog (components/core/models.json){hint} For any other model, give its "
+        "facts from its config.json as ModelFactsArgs (hf_id, params_b, layers, kv_heads, head_dim, max_context; "
+        f"optional attention_heads, weights_gb, sliding_window, sliding_layers). Known: {', '.join(catalog_models)}"
+    )

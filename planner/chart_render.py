@@ -1,0 +1,102 @@
+"""What rendering one Helm chart gives: its objects (namespaced as Pulumi's Chart namespaces them), hooks
+and CRDs, with where the render came from (``helm template`` or the project's profile of the chart)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .engine import Registered
+
+HOOK_ANNOTATION = "helm.sh/hook"
+
+# Kinds Kubernetes itself serves without a namespace; custom kinds are looked up in their CRDs.
+CLUSTER_SCOPED = frozenset(
+    {
+        "APIService",
+        "CSIDriver",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "CustomResourceDefinition",
+        "DeviceClass",
+        "IngressClass",
+        "MutatingWebhookConfiguration",
+        "Namespace",
+        "Node",
+        "PersistentVolume",
+        "PriorityClass",
+        "RuntimeClass",
+        "StorageClass",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+        "ValidatingWebhookConfiguration",
+        "GatewayClass",
+        "ResourceSlice",
+        "VolumeAttachment",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Crd:
+    group: str
+    kind: str
+    versions: tuple[str, ...] = ()
+    scope: str = "Namespaced"
+
+
+@dataclass(frozen=True)
+class Hook:
+    kind: str
+    name: str
+    template: str
+    hook: str
+    required: str = ""
+    """What needs the hook's output; empty when nothing the stack uses does."""
+
+
+@dataclass
+class ChartRender:
+    """One chart (or release) of the stack and what it creates."""
+
+    resource: Registered
+    chart: str
+    version: str
+    release: str
+    namespace: str
+    values: dict[str, Any]
+    source: str
+    """``helm template`` or ``profile <file>``; ``unknown`` when neither was possible."""
+    objects: list[dict[str, Any]] = field(default_factory=list)
+    hooks: list[Hook] = field(default_factory=list)
+    crds: list[Crd] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    free_form: tuple[str, ...] = ()
+    values_checked: bool | None = None
+    """Whether the values were checked against an upstream copy of the chart (None: not yet asked)."""
+
+    @property
+    def runs_hooks(self) -> bool:
+        """``helm.sh/v3`` Release runs hooks like the helm CLI; the v4 Chart skips them."""
+        return self.resource.type == "kubernetes:helm.sh/v3:Release"
+
+    @property
+    def label(self) -> str:
+        return f"chart {self.chart} {self.version} ({self.resource.name})"
+
+
+def chart_name(reference: str) -> str:
+    """``oci://registry.k8s.io/networking/charts/dranet`` -> ``dranet``; ``repo/name`` -> ``name``."""
+    return reference.rstrip("/").rsplit("/", 1)[-1]
+
+
+def with_namespace(obj: dict[str, Any], namespace: str, cluster_kinds: set[str] | frozenset[str] = frozenset()) -> dict[str, Any]:
+    """Pulumi's Chart puts namespaced objects that name no namespace into the release namespace.
+
+    ``cluster_kinds``: custom kinds the chart's CRDs declare cluster-scoped."""
+    metadata = obj.setdefault("metadata", {})
+    kind = obj.get("kind")
+    if kind not in CLUSTER_SCOPED and kind not in cluster_kinds and not metadata.get("namespace") and kind != "List":
+        metadata["namespace"] = namespace
+    return obj

@@ -1,0 +1,45 @@
+"""The planner imports shared facts from ``components.core`` only, plus the few Pulumi-free modules of the
+stacks it plans (the gateway's router config and its key table, the stack's config): never a component."""
+
+import subprocess
+import sys
+
+from tests.planner.imports import REPO, component_imports, is_core
+
+ALLOWED = {
+    "components.gateway.router_config": "the router config the request-path check and the plan report read",
+    "components.gateway.router_fields": "the vSR config-key table the router check reads",
+    "components.stack.stack_input": "the stack's secret keys, which stack files are read with",
+}
+
+
+def test_the_planner_imports_core_and_its_allow_list_only():
+    found = component_imports("planner")
+    outside = {module: sorted(files) for module, files in found.items() if not is_core(module) and module not in ALLOWED}
+    assert outside == {}, "import shared facts from components.core (or add a Pulumi-free module to ALLOWED, with why)"
+
+
+def test_the_allow_list_is_used():
+    assert set(ALLOWED) <= set(component_imports("planner")), "drop what the planner no longer imports"
+
+
+CEL_FREE = """
+import sys
+from pathlib import Path
+from planner import scan
+report = scan.run([str(Path("tests/fixtures/scan_mixed/good.yaml"))])
+assert report.located and not any(item.resource.type.endswith(":DeviceClass") for item in report.located)
+print(sorted(m for m in ("celpy", "lark") if m in sys.modules))
+"""
+
+
+def test_a_scan_without_cel_does_not_load_cel_python():
+    """cel-python's import and parser cost most of a second: only a DeviceClass selector or a claim needs them."""
+    result = subprocess.run([sys.executable, "-c", CEL_FREE], cwd=REPO, capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
+
+
+def test_the_allowed_modules_are_pulumi_free():
+    code = f"import importlib, sys\nfor m in {sorted(ALLOWED)!r}: importlib.import_module(m)\nprint(sorted(m for m in sys.modules if m.split('.')[0] == 'pulumi'))"
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
