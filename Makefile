@@ -2,6 +2,8 @@
 VENV := .venv
 BIN := $(VENV)/bin
 STACK ?= dev
+# Tests and lint write nothing into the checkout: bytecode goes to the temp folder.
+export PYTHONPYCACHEPREFIX ?= $(or $(TMPDIR),/tmp)/aks-gpu-inference-pycache
 
 .PHONY: plan test lint format snapshots bench clean
 

@@ -22,8 +22,9 @@ class AzureScope:
 
     resource_group_name: pulumi.Input[str]
     """Resource group name (it must exist, or be created earlier in the same program)."""
-    location: pulumi.Input[str]
-    """Azure region, e.g. ``eastus``."""
+    location: pulumi.Input[str] | None = None
+    """Azure region, e.g. ``eastus``; None where a component only needs the resource group (a
+    ``ModelStore`` that uses an existing account)."""
 
 
 @dataclass(frozen=True)

@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 import copy
+import functools
 import json
+import tempfile
 from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import configuration, settings
 
 from components._base import ComponentInputError
 from components.context import ClusterContext
 from planner.engine import PlaceholderMocks, ProgramRun, RecordingMonitor, run_function, run_program
 from planner.stackfile import add_secret_placeholders
+
+# The suite writes nothing into the checkout: Hypothesis keeps its example database and constants
+# cache under the system temp folder instead of ./.hypothesis (pytest's cache is off in pyproject.toml).
+configuration.set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "aks-gpu-inference-hypothesis")
+settings.register_profile("suite", database=None)
+settings.load_profile("suite")
 
 REPO = Path(__file__).resolve().parent.parent
 PROJECT = "aks-gpu-inference"
@@ -75,6 +84,14 @@ def run_stack(config: dict, stack: str = "test") -> ProgramRun:
     return run_program(REPO, PROJECT, stack, engine, secret_keys)
 
 
+@functools.cache
+def planned_stack(stack: str) -> ProgramRun:
+    """The repo's stack file ``stack`` run once per test session; tests must not mutate the result.
+
+    Tests that need a variant call ``run_stack`` with a modified ``stack_config``."""
+    return run_stack(stack_config(stack), stack)
+
+
 @pytest.fixture
 def dev_config() -> dict:
     return stack_config("dev")
@@ -88,6 +105,7 @@ CUSTOM_RESOURCE_GROUPS = {
     "gateway.networking.k8s.io",
     "gateway.envoyproxy.io",
     "aigateway.envoyproxy.io",
+    "ray.io",
 }
 """API groups of the custom resources the project renders; kubernetes-validate has no schema for them."""
 

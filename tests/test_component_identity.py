@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 
 from components import GpuNodePool, WorkloadIdentity
-from tests.conftest import STACKS, cluster_context, run_components, run_stack, stack_config
+from tests.conftest import STACKS, cluster_context, planned_stack, run_components
 
 
 @pytest.fixture(scope="module")
 def stack_runs():
-    return {stack: run_stack(stack_config(stack), stack) for stack in STACKS}
+    return {stack: planned_stack(stack) for stack in STACKS}
 
 
 @pytest.mark.parametrize("stack", STACKS)

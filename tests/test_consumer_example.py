@@ -1,6 +1,7 @@
 """A consumer stack in another folder installs this repo as a package and imports the components."""
 
 import json
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -27,12 +28,22 @@ DRIVER = textwrap.dedent(
 )
 
 
+# What a build must not see: local state that is not part of the source tree.
+NOT_SOURCE = shutil.ignore_patterns(".git", ".venv", "build", "out", "*.egg-info", "__pycache__", ".*_cache", ".hypothesis")
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory) -> Path:
-    """This repo built as a wheel and installed into a bare folder, as `pip install <repo>` would."""
-    wheels, target = tmp_path_factory.mktemp("wheel"), tmp_path_factory.mktemp("site")
+    """This repo built as a wheel and installed into a bare folder, as `pip install <repo>` would.
+
+    The wheel is built from a copy, because setuptools writes ``build/`` and ``*.egg-info`` into the
+    tree it builds and the suite must leave the checkout as it found it."""
+    source, wheels, target = (tmp_path_factory.mktemp(n) for n in ("source", "wheel", "site"))
+    shutil.copytree(REPO, source / "repo", ignore=NOT_SOURCE)
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--quiet"]
-    subprocess.run([*pip, "wheel", "--no-deps", "--wheel-dir", str(wheels), str(REPO)], check=True, capture_output=True)
+    subprocess.run(
+        [*pip, "wheel", "--no-deps", "--wheel-dir", str(wheels), str(source / "repo")], check=True, capture_output=True
+    )
     (wheel,) = wheels.glob("aks_gpu_inference-*.whl")
     subprocess.run([*pip, "install", "--no-deps", "--target", str(target), str(wheel)], check=True, capture_output=True)
     return target

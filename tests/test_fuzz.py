@@ -271,7 +271,7 @@ def test_fit_refuses_hostile_facts_files(scratch, content, expected):
     assert code == 2 and expected in stderr and "Traceback" not in stderr, stderr
 
 
-def test_fit_refuses_a_huge_context(scratch):
+def test_fit_refuses_a_huge_context():
     code, _, stderr = run_cli(["fit", "meta-llama/Llama-3.1-8B-Instruct", "--context", BIG])
     assert code == 2 and "at most 100,000,000" in stderr and "Traceback" not in stderr, stderr
 
