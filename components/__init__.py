@@ -11,12 +11,16 @@ from importlib import import_module
 
 from ._lazy import exporter
 
-DOMAINS = ("core", "azure", "gpu", "serving", "gateway", "stack")
+DOMAINS = ("core", "azure", "gpu", "serving", "gateway", "training", "stack")
 
 _EXPORTS = {
-    name: f".{domain}{module}"
-    for domain in DOMAINS
-    for name, module in getattr(import_module(f".{domain}", __name__), "_EXPORTS", {}).items()
+    "AzureScope": ".context",
+    "ClusterContext": ".context",
+    **{
+        name: f".{domain}{module}"
+        for domain in DOMAINS
+        for name, module in getattr(import_module(f".{domain}", __name__), "_EXPORTS", {}).items()
+    },
 }
 
 __all__ = sorted(_EXPORTS)

@@ -14,8 +14,15 @@ import time
 import traceback
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from components.core.errors import ConfigError
+
+if TYPE_CHECKING:  # the command line imports these only in the commands that need them
+    from .analyzer import Verdict
+    from .charts import ChartRender
+    from .engine import ProgramRun
+    from .stackfile import StackFile
 
 # One meaning for every command: 0 clean; 1 mandatory violations, unsatisfiable claims or blockers (plan),
 # mandatory findings (scan), nothing fits (fit); 2 bad input (ConfigError, an unreadable file, argparse
@@ -90,28 +97,17 @@ def _plan(args: argparse.Namespace, project_dir: Path, out) -> int:
         _progress(
             f"secrets not in {stack.path.name}, planned with placeholders: {', '.join(stack.placeholder_secrets)}", args.quiet
         )
+    run, renders = _run_stack(args, project_dir, stack)
+    from . import analyzer, claims, deploy, gateway_report, quota_report, render, report, training_report
+    from .deploy import model as deploy_model
+    from .upstream import upstream_dir
 
-    import pulumi
-
-    from . import analyzer, claims, engine, render, report
-    from .tables import table
-
-    try:
-        run = engine.run_program(project_dir, stack.project, stack.stack, stack.config, stack.secret_keys)
-    except pulumi.RunError as err:
-        # Components raise RunError subclasses for bad input: the message is the whole story.
-        raise ConfigError(f"{stack.path.name}: the stack program refused its input", [str(err)]) from None
-    from . import charts
-
-    _progress("rendering the stack's Helm charts (helm template where available, else the project's chart profiles)", args.quiet)
-    run, renders = charts.expand(run, use_helm=not args.no_helm)
     out_dir = out.staging  # moved to out.target by out.commit() once complete
     _progress(f"registered {len(run.resources)} resources; writing {out.target}", args.quiet)
     counts = render.write_plan(run, out_dir)
     _progress("running the aks-gpu-guardrails policy pack through the pulumi_policy analyzer", args.quiet)
     verdicts = analyzer.analyze(run, policy_config)
     (out_dir / "policy.json").write_text(json.dumps([v.__dict__ for v in verdicts], indent=2) + "\n")
-    names = {r.urn: f"{r.type.rsplit(':', 1)[-1]} {r.name}" for r in run.resources}
 
     print(f"Plan of stack '{stack.stack}' ({stack.path.name}) — offline, not a diff against live state\n")
     print(report.resources_by_type(run), end="\n\n")
@@ -119,86 +115,51 @@ def _plan(args: argparse.Namespace, project_dir: Path, out) -> int:
     print(report.gpu_pools(run), end="\n\n")
     print("Monthly cost estimate")
     print(report.cost_estimate(run), end="\n\n")
-    fits = render.plain(run.outputs.get("model_fits") or {})
-    if fits:
-        endpoints = run.outputs.get("model_endpoints") or {}
-        print("Models (vLLM memory fit per GPU, see `aks-gpu fit`)")
-        rows = [
-            [
-                name,
-                f["model"],
-                f["gpu"],
-                f["tp"],
-                f["max_model_len"],
-                f"{f['weights_gib_per_gpu']:.1f} GiB",
-                f["kv_tokens"],
-                f["full_length_sequences"],
-                endpoints.get(name, ""),
-            ]
-            for name, f in sorted(fits.items())
-        ]
-        print(
-            table(["name", "model", "gpu", "tp", "context", "weights/gpu", "kv tokens", "full seqs", "endpoint"], rows),
-            end="\n\n",
-        )
-    routes = render.plain(run.outputs.get("gateway_routes") or {})
-    if routes:
-        costs = render.plain(run.outputs.get("gateway_cost_per_million") or {})
-        endpoint = run.outputs.get("gateway_endpoint") or f"(after deploy: {run.outputs.get('gateway_address_command')})"
-        from components.gateway.router_config import auto_model_names
-
-        auto = " or ".join(f'"{m}"' for m in auto_model_names())
-        print(f"Gateway: {endpoint}  (clients send model {auto} or a model below; authentication required)")
-        rows = [
-            [
-                model,
-                backend,
-                f"${costs.get(model, {}).get('prompt', 0):,.2f}",
-                f"${costs.get(model, {}).get('completion', 0):,.2f}",
-            ]
-            for model, backend in sorted(routes.items())
-        ]
-        print(table(["model", "backend", "$/1M prompt", "$/1M completion"], rows))
-        print("  note: self-hosted cost = the replica's share of its VM's list price at the assumed throughput; Azure OpenAI")
-        print("  prices are unverified third-party list prices. Estimates, not quotes.", end="\n\n")
+    print(quota_report.text(run, stack.stack, stack.config.get(f"{stack.project}:location")), end="\n\n")
+    print(training_report.text(run), end="")
+    print(report.model_fits(run) + report.gateway_routes(run), end="")
     claim_verdicts = claims.check(run)
     (out_dir / "claims.json").write_text(json.dumps([v.__dict__ for v in claim_verdicts], indent=2) + "\n")
-    from . import deploy
-    from .deploy import model as deploy_model
-    from .upstream import upstream_dir
-
     upstream = Path(args.upstream) if args.upstream else upstream_dir()
     planned = deploy_model.build(run, renders, claim_verdicts)
     findings = deploy.run(planned, as_of, upstream)
-    from . import gateway_report
-
     gateway = gateway_report.build(planned, upstream)
     (out_dir / "gateway.json").write_text(json.dumps(gateway, indent=2) + "\n")
     (out_dir / "deployability.json").write_text(
         json.dumps({"as_of": as_of.isoformat(), "findings": [f.as_dict() for f in findings]}, indent=2) + "\n"
     )
-    unsatisfiable = [v for v in claim_verdicts if not v.satisfiable]
-    if claim_verdicts:
-        print(
-            f"Claim satisfiability (simulated ResourceSlices, CEL evaluated with cel-python): {len(unsatisfiable)} unsatisfiable"
-        )
-        rows = [
-            [
-                f"{v.namespace}/{v.template}",
-                v.request,
-                v.device_class,
-                v.pool,
-                v.needed,
-                "yes" if v.satisfiable else "NO",
-                v.reason,
-            ]
-            for v in claim_verdicts
-        ]
-        print(table(["claim template", "request", "device class", "pool", "needs", "ok", "why"], rows), end="\n\n")
+    print(report.claim_satisfiability(claim_verdicts), end="")
     print(report.deployability(findings, renders, as_of, upstream), end="\n\n")
     print(gateway_report.text(gateway), end="\n\n")
-    exempted = analyzer.exemptions(run, policy_config)
-    blockers = [f for f in findings if f.level == "blocker"]
+    mandatory = _print_verdicts(run, verdicts, analyzer.exemptions(run, policy_config))
+    out.commit()
+    print(
+        f"Wrote {out.target}: resources.json, outputs.json, policy.json, claims.json, {counts['kubernetes']} Kubernetes manifests, "
+        f"{counts['azure']} Azure resources, graph.mmd/graph.dot ({time.perf_counter() - started:.1f}s)"
+    )
+    unsatisfiable = any(not v.satisfiable for v in claim_verdicts)
+    blockers = any(f.level == "blocker" for f in findings)
+    return EXIT_FAILED if mandatory or unsatisfiable or blockers else EXIT_OK
+
+
+def _run_stack(args: argparse.Namespace, project_dir: Path, stack: StackFile) -> tuple[ProgramRun, list[ChartRender]]:
+    """The stack program run under the mocks, with its charts' objects added: (run, chart renders)."""
+    import pulumi
+
+    from . import charts, engine
+
+    try:
+        run = engine.run_program(project_dir, stack.project, stack.stack, stack.config, stack.secret_keys)
+    except pulumi.RunError as err:
+        # Components raise RunError subclasses for bad input: the message is the whole story.
+        raise ConfigError(f"{stack.path.name}: the stack program refused its input", [str(err)]) from None
+    _progress("rendering the stack's Helm charts (helm template where available, else the project's chart profiles)", args.quiet)
+    return charts.expand(run, use_helm=not args.no_helm)
+
+
+def _print_verdicts(run: ProgramRun, verdicts: list[Verdict], exempted: list) -> list[Verdict]:
+    """Print the policy verdicts and exemptions; the mandatory verdicts."""
+    names = {r.urn: f"{r.type.rsplit(':', 1)[-1]} {r.name}" for r in run.resources}
     mandatory = [v for v in verdicts if v.mandatory]
     print(
         f"Policy verdicts (aks-gpu-guardrails): {len(mandatory)} mandatory, {len(verdicts) - len(mandatory)} advisory, "
@@ -209,16 +170,11 @@ def _plan(args: argparse.Namespace, project_dir: Path, out) -> int:
     if rows:
         print(findings_table(rows))
     print()
-    out.commit()
-    print(
-        f"Wrote {out.target}: resources.json, outputs.json, policy.json, claims.json, {counts['kubernetes']} Kubernetes manifests, "
-        f"{counts['azure']} Azure resources, graph.mmd/graph.dot ({time.perf_counter() - started:.1f}s)"
-    )
-    return EXIT_FAILED if mandatory or unsatisfiable or blockers else EXIT_OK
+    return mandatory
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
-    from . import scan
+    from . import scan, scan_report
 
     report = scan.Report()
     try:
@@ -233,14 +189,14 @@ def cmd_scan(args: argparse.Namespace) -> int:
                 check, where, code = "internal-error", None, EXIT_INTERNAL
             message = _one_line(err, with_type=code == EXIT_INTERNAL)
             report.problems.append(scan.Problem("error", check, where, None, message))
-            print((scan.as_json if args.format == "json" else scan.as_sarif)(report, code))
+            print((scan_report.as_json if args.format == "json" else scan_report.as_sarif)(report, code))
         raise
     mandatory = report.mandatory
     code = EXIT_FAILED if mandatory else EXIT_USAGE if report.errors else EXIT_OK
     if args.format == "json":
-        print(scan.as_json(report, code))
+        print(scan_report.as_json(report, code))
     elif args.format == "sarif":
-        print(scan.as_sarif(report, code))
+        print(scan_report.as_sarif(report, code))
     else:
         for problem in report.problems:
             print(f"{problem.level}: {problem.where}: {problem.message}", file=sys.stderr)
@@ -355,6 +311,9 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--format", choices=["table", "json"], default="table", help="output format (default: table)")
     fit.add_argument("--all", action="store_true", help="also list the options that do not fit, with the reason")
     fit.set_defaults(func=cmd_fit)
+    from . import preflight_cmd
+
+    preflight_cmd.add_parser(commands)
     debug_help = "print the traceback of an internal error (exit code 3)"
     parser.add_argument("--debug", action="store_true", help=debug_help)
     for command in commands.choices.values():  # also accepted after the command, without resetting it

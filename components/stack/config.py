@@ -8,6 +8,7 @@ snake_case names as the component args, so one vocabulary serves stack files and
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -28,6 +29,7 @@ from ..gpu.qualification_gates import QualificationGatesArgs
 from ..gpu.rdma_network import RdmaNetworkArgs
 from ..serving.kaito_workspace import KaitoWorkspaceArgs
 from ..serving.vllm_service import VllmServiceArgs
+from ..training.distributed_training_args import DistributedTrainingArgs
 from .config_checks import full_node_problems, gateway_name_problems, gpu_problems
 from .stack_input import SECRET_KEYS, region_problem, stack_problems, typo_secret_keys
 
@@ -65,6 +67,26 @@ class RdmaConfig(RdmaNetworkArgs):
 
     gates: GatesConfig | None = None
     """Run the qualification gates on an RDMA pool. Default None (off)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _gates_on_the_first_pool(cls, data: Any) -> Any:
+        """``gates.pool`` defaults to the first RDMA pool, settled here so the stack hands the gates typed args."""
+        gates, pools = (data.get("gates"), data.get("pools")) if isinstance(data, dict) else (None, None)
+        if isinstance(gates, dict) and not gates.get("pool") and isinstance(pools, list) and pools:
+            return {**data, "gates": {**gates, "pool": pools[0]}}
+        return data
+
+
+class TrainingConfig(DistributedTrainingArgs):
+    """A distributed training run (KubeRay RayJob) on one RDMA pool of the stack."""
+
+    pool: str
+    """Name of the RDMA GPU pool (in ``gpu_pools`` and ``rdma.pools``) the workers fill. Required."""
+
+    service_account: str | None = Field(None, pattern=r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+    """Service account the head and workers run as (a workload identity with write access to the
+    checkpoints). Default: the run's ``name``."""
 
 
 class ModelConfig(VllmServiceArgs):
@@ -115,6 +137,10 @@ class StackConfig(StrictModel):
     """One OpenAI-compatible endpoint with a semantic router in front of ``models`` and Azure OpenAI.
     Default None."""
 
+    training: TrainingConfig | None = None
+    """One distributed training run on an RDMA pool (KubeRay; one per cluster, since the operator owns the
+    cluster-wide ray.io CRDs). Default None."""
+
     tags: dict[str, str] = Field(default_factory=dict)
     """Azure tags applied to every resource that takes tags. Default none."""
 
@@ -153,33 +179,36 @@ class StackConfig(StrictModel):
 
     @model_validator(mode="after")
     def _dra_and_rdma(self) -> StackConfig:
-        pools = {p.name: p for p in self.gpu_pools}
-        version = self.cluster.kubernetes_version
-        for section, value in (("dra", self.dra), ("rdma", self.rdma)):
-            if value is not None and version and tuple(int(x) for x in version.split(".")[:2]) < (1, 34):
-                raise FieldProblem(
-                    "cluster.kubernetes_version",
-                    version,
-                    f"{section} uses resource.k8s.io/v1, which needs Kubernetes 1.34 or later",
-                )
-        if self.dra is not None:
-            for name in self.dra.pools or []:
-                if name not in pools:
-                    raise FieldProblem("dra.pools", name, f"no such GPU pool; pools: {', '.join(pools) or 'none'}")
-        if self.rdma is not None:
-            for name in self.rdma.pools:
-                if name not in pools:
-                    raise FieldProblem("rdma.pools", name, f"no such GPU pool; pools: {', '.join(pools) or 'none'}")
-                if not pools[name].rdma:
-                    raise FieldProblem(
-                        "rdma.pools",
-                        name,
-                        f"set gpu_pools[].rdma: true on {name!r} so it is labelled and checked as an RDMA pool",
-                    )
-            gates = self.rdma.gates
-            if gates is not None and gates.pool and gates.pool not in self.rdma.pools:
-                raise FieldProblem("rdma.gates.pool", gates.pool, f"not one of rdma.pools ({', '.join(self.rdma.pools)})")
+        _raise(self._version_problems() + self._section_pool_problems())
         return self
+
+    def _version_problems(self) -> list[FieldProblem]:
+        version = self.cluster.kubernetes_version
+        if not version or tuple(int(x) for x in version.split(".")[:2]) >= (1, 34):
+            return []
+        why = "uses resource.k8s.io/v1, which needs Kubernetes 1.34 or later"
+        return [
+            FieldProblem("cluster.kubernetes_version", version, f"{section} {why}")
+            for section, value in (("dra", self.dra), ("rdma", self.rdma))
+            if value is not None
+        ]
+
+    def _section_pool_problems(self) -> list[FieldProblem]:
+        pools = {p.name: p for p in self.gpu_pools}
+        listing = f"no such GPU pool; pools: {', '.join(pools) or 'none'}"
+        problems = [FieldProblem("dra.pools", n, listing) for n in (self.dra.pools or [] if self.dra else []) if n not in pools]
+        if self.rdma is None:
+            return problems
+        for name in self.rdma.pools:
+            if name not in pools:
+                problems.append(FieldProblem("rdma.pools", name, listing))
+            elif not pools[name].rdma:
+                why = f"set gpu_pools[].rdma: true on {name!r} so it is labelled and checked as an RDMA pool"
+                problems.append(FieldProblem("rdma.pools", name, why))
+        gates = self.rdma.gates
+        if gates is not None and gates.pool and gates.pool not in self.rdma.pools:
+            problems.append(FieldProblem("rdma.gates.pool", gates.pool, f"not one of rdma.pools ({', '.join(self.rdma.pools)})"))
+        return problems
 
     @model_validator(mode="after")
     def _models(self) -> StackConfig:
@@ -191,49 +220,85 @@ class StackConfig(StrictModel):
             if model.name in names:
                 problems.append(FieldProblem(f"{where}.name", model.name, "model names must be unique"))
             names.add(model.name)
-            if model.pool not in pools:
-                choices = ", ".join(sorted(pools)) or "none"
-                problems.append(FieldProblem(f"{where}.pool", model.pool, f"no such GPU pool; pools: {choices}"))
-            if model.source == "blob" and self.model_store is None:
-                problems.append(FieldProblem(f"{where}.source", "blob", "add a model_store section, or use source huggingface"))
-            if model.source == "blob":
-                path = model.model_path or model.model
-                problem = blob_path_problem(path)
-                if problem:
-                    key = "model_path" if model.model_path else "model"
-                    problems.append(FieldProblem(f"{where}.{key}", path, f"as the weights' path in the model store: {problem}"))
-            if model.gpu_access == "dra" and model.pool not in self.dra_pools():
-                problems.append(
-                    FieldProblem(f"{where}.gpu_access", "dra", f"pool {model.pool!r} is not served by the dra section")
-                )
-            if model.rdma and (self.rdma is None or model.pool not in self.rdma.pools):
-                problems.append(FieldProblem(f"{where}.rdma", True, f"pool {model.pool!r} is not in rdma.pools"))
-            if model.autoscaling and not self.cluster.managed_prometheus:
-                problems.append(
-                    FieldProblem(
-                        f"{where}.autoscaling", "set", "scales on managed Prometheus metrics: keep cluster.managed_prometheus on"
-                    )
-                )
-            if model.pool in pools:
-                problems += gpu_problems(where, model, pools[model.pool])
+            problems += self._model_problems(where, model, pools)
         problems += full_node_problems(self.models, pools)
-        if self.gateway is not None:
-            problems += gateway_name_problems(self)
+        problems += self._section_problems()
+        problems += self._training_problems(pools)
+        _raise(problems)
+        return self
+
+    def _training_problems(self, pools: dict[str, GpuNodePoolArgs]) -> list[FieldProblem]:
+        """The training run against the stack: its pool is an RDMA pool, checkpoints have a store, Spot matches."""
+        job = self.training
+        if job is None:
+            return []
+        if job.pool not in pools:
+            return [FieldProblem("training.pool", job.pool, f"no such GPU pool; pools: {', '.join(sorted(pools)) or 'none'}")]
+        problems, pool = [], pools[job.pool]
+        if self.rdma is None or job.pool not in self.rdma.pools:
+            problems.append(
+                FieldProblem("training.pool", job.pool, "the workers talk over InfiniBand: list the pool in rdma.pools")
+            )
+        if self.model_store is None:
+            problems.append(FieldProblem("training", "set", "checkpoints go to the model store: add a model_store section"))
+        if job.spot != pool.spot:
+            why = f"must match gpu_pools[{job.pool}].spot ({str(pool.spot).lower()}): Spot workers tolerate the Spot taint"
+            problems.append(FieldProblem("training.spot", job.spot, why))
+        per_node = pool.sku.gpus
+        serving = sum(math.ceil(m.replicas * m.tensor_parallel_size / per_node) for m in self.models if m.pool == job.pool)
+        capacity = (pool.max_count if pool.autoscaling else pool.count) - serving
+        if job.workers > capacity:
+            why = f"pool {job.pool!r} has room for {capacity} worker nodes (its maximum, less {serving} for models)"
+            problems.append(FieldProblem("training.workers", job.workers, why))
+        return problems
+
+    def _model_problems(self, where: str, model: ModelConfig, pools: dict[str, GpuNodePoolArgs]) -> list[FieldProblem]:
+        """What one model asks of the rest of the stack: its pool, store, DRA, RDMA and metrics."""
+        problems = []
+        if model.pool not in pools:
+            choices = ", ".join(sorted(pools)) or "none"
+            problems.append(FieldProblem(f"{where}.pool", model.pool, f"no such GPU pool; pools: {choices}"))
+        if model.source == "blob":
+            problems += self._blob_problems(where, model)
+        if model.gpu_access == "dra" and model.pool not in self.dra_pools():
+            problems.append(FieldProblem(f"{where}.gpu_access", "dra", f"pool {model.pool!r} is not served by the dra section"))
+        if model.rdma and (self.rdma is None or model.pool not in self.rdma.pools):
+            problems.append(FieldProblem(f"{where}.rdma", True, f"pool {model.pool!r} is not in rdma.pools"))
+        if model.autoscaling and not self.cluster.managed_prometheus:
+            why = "scales on managed Prometheus metrics: keep cluster.managed_prometheus on"
+            problems.append(FieldProblem(f"{where}.autoscaling", "set", why))
+        if model.pool in pools:
+            problems += gpu_problems(where, model, pools[model.pool])
+        return problems
+
+    def _blob_problems(self, where: str, model: ModelConfig) -> list[FieldProblem]:
+        problems = []
+        if self.model_store is None:
+            problems.append(FieldProblem(f"{where}.source", "blob", "add a model_store section, or use source huggingface"))
+        path = model.model_path or model.model
+        problem = blob_path_problem(path)
+        if problem:
+            key = "model_path" if model.model_path else "model"
+            problems.append(FieldProblem(f"{where}.{key}", path, f"as the weights' path in the model store: {problem}"))
+        return problems
+
+    def _section_problems(self) -> list[FieldProblem]:
+        """The gateway and KAITO sections against the rest of the stack."""
+        problems = gateway_name_problems(self) if self.gateway is not None else []
         if self.gateway is not None and not self.models:
             problems.append(FieldProblem("gateway", "set", "routes to self-hosted models: add at least one entry to models"))
         if self.kaito and not self.cluster.kaito:
-            problems.append(
-                FieldProblem(
-                    "cluster.kaito", False, "the kaito section needs the AI toolchain operator add-on: set cluster.kaito true"
-                )
-            )
-        _raise(problems)
-        return self
+            why = "the kaito section needs the AI toolchain operator add-on: set cluster.kaito true"
+            problems.append(FieldProblem("cluster.kaito", False, why))
+        return problems
 
     def dra_pools(self) -> list[str]:
         if self.dra is None:
             return []
-        return self.dra.pools if self.dra.pools is not None else [p.name for p in self.gpu_pools if p.sku.gpu_vendor == "nvidia"]
+        if self.dra.pools is not None:
+            return self.dra.pools
+        # Every NVIDIA pool whose GPUs AKS does not already advertise itself (managed GPU pools).
+        return [p.name for p in self.gpu_pools if p.sku.gpu_vendor == "nvidia" and p.gpu_management != "managed"]
 
 
 def _raise(problems: list[FieldProblem]) -> None:

@@ -6,28 +6,33 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_azure_native import resources
 
 from .._base import ComponentInputError
+from ..azure import managed_gpu
 from ..azure.aks_cluster import AksCluster
 from ..azure.gpu_node_pool import GpuNodePool
 from ..azure.model_store import ModelStore
-from ..azure.monitoring import ManagedPrometheus
+from ..azure.monitoring import ManagedPrometheus, ManagedPrometheusArgs
 from ..azure.workload_identity import WorkloadIdentity
-from ..context import AzureScope
+from ..context import AzureScope, ClusterContext
 from ..core.errors import ConfigError
 from ..core.security import restricted_namespace
 from ..gateway.semantic_router_gateway import SemanticRouterGateway
+from ..gateway.semantic_router_gateway_args import GatewaySecrets, SharedServices
 from ..gpu.device_plugin import NvidiaDevicePlugin
 from ..gpu.dra_device_classes import DraDeviceClasses
 from ..gpu.qualification_gates import QualificationGates
 from ..gpu.rdma_network import RdmaNetwork
 from ..serving.kaito_workspace import KaitoWorkspace
-from ..serving.vllm_service import ScalingMonitor, VllmService
+from ..serving.vllm_service import VllmService
+from ..serving.vllm_service_args import AzureServices, GpuPlacement, ScalingMonitor, VllmSecrets
+from ..training.distributed_training import DistributedTraining
+from ..training.distributed_training_args import CheckpointStore, TrainingWorkers
 from .config import StackConfig, config_from_env, parse_stack_config
 
 
@@ -53,6 +58,7 @@ class Stack:
     kaito: dict[str, KaitoWorkspace] = field(default_factory=dict)
     model_store: ModelStore | None = None
     gateway: SemanticRouterGateway | None = None
+    training: DistributedTraining | None = None
 
 
 def build_stack(config: StackConfig) -> Stack:
@@ -78,52 +84,18 @@ def build_stack(config: StackConfig) -> Stack:
 
     by_name = {pool.pool_name: pool for pool in pools}
     stack = Stack(cluster=cluster, gpu_pools=pools)
-    section_fields = {"pools", "gates"}
-    if config.rdma:
-        rdma_args = config.rdma.model_dump(exclude=section_fields)
-        if config.rdma.gates and 1 not in rdma_args["partial_node_nics"]:
-            rdma_args["partial_node_nics"] = sorted({*rdma_args["partial_node_nics"], 1})  # gates 1 and 3 use one NIC
-        stack.rdma = RdmaNetwork(
-            "rdma", rdma_args, [by_name[p] for p in config.rdma.pools], cluster.provider, cluster.kubernetes_version
-        )
-    if config.dra:
-        dra_args = config.dra.model_dump(exclude=section_fields)
-        if stack.rdma:
-            # Claims are namespaced: RDMA pods need their GPU templates next to their NIC templates.
-            dra_args.update(namespace=stack.rdma.namespace, create_namespace=False)
-        stack.dra = DraDeviceClasses(
-            "dra",
-            dra_args,
-            [by_name[p] for p in config.dra_pools()],
-            cluster.provider,
-            cluster.kubernetes_version,
-            opts=pulumi.ResourceOptions(depends_on=[stack.rdma] if stack.rdma else None),
-        )
-    # Pools whose GPUs no DRA driver serves need the device plugin to advertise them.
-    plugin_pools = [
-        p for p in pools if p.sku.gpu_vendor == "nvidia" and p.driver == "aks" and p.pool_name not in config.dra_pools()
-    ]
-    if plugin_pools:
-        stack.device_plugin = NvidiaDevicePlugin("nvidia-device-plugin", config.device_plugin, plugin_pools, cluster.provider)
-    if config.rdma and config.rdma.gates:
-        gates = config.rdma.gates.model_dump()
-        gates["pool"] = gates["pool"] or config.rdma.pools[0]
-        stack.gates = QualificationGates(
-            "qualify",
-            gates,
-            stack.rdma,
-            cluster.provider,
-            stack.dra,
-            opts=pulumi.ResourceOptions(depends_on=[r for r in (stack.rdma, stack.dra) if r]),
-        )
-        pulumi.export("qualification_jobs", stack.gates.jobs)
-        pulumi.export("qualification_verdicts", stack.gates.verdict_command)
+    _gpu_software(config, stack, context, by_name)
 
     if config.cluster.managed_prometheus and not config.cluster.existing:
-        prometheus_args = config.prometheus or {"workspace_name": f"{config.cluster.name}-prometheus"}
-        stack.prometheus = ManagedPrometheus("prometheus", prometheus_args, cluster.cluster_id, group_name, config.location)
+        prometheus_args = config.prometheus or ManagedPrometheusArgs(workspace_name=f"{config.cluster.name}-prometheus")
+        stack.prometheus = ManagedPrometheus("prometheus", prometheus_args, cluster=context)
         pulumi.export("prometheus_query_endpoint", stack.prometheus.query_endpoint)
+        managed = [p for p in pools if p.gpu_management == "managed"]
+        if managed:
+            managed_gpu.scrape_dcgm_exporters("prometheus-dcgm", context.provider, [stack.prometheus, *managed])
     _serve_models(config, stack, group_name, by_name)
+    if config.training:
+        _train(config, stack, by_name)
     if config.gateway:
         _gateway(config, stack, group_name)
 
@@ -148,13 +120,58 @@ def build_stack(config: StackConfig) -> Stack:
     return stack
 
 
+def _gpu_software(config: StackConfig, stack: Stack, context: ClusterContext, by_name: dict[str, GpuNodePool]) -> None:
+    """What makes the pools' GPUs and NICs usable: DRANET, DRA, the device plugin and the gates."""
+    pools = stack.gpu_pools
+    # Each component gets the typed args the stack config already validated: the config sections are
+    # subclasses of the component args (plus the stack's own fields, which the components ignore).
+    if config.rdma:
+        stack.rdma = RdmaNetwork("rdma", config.rdma, pools=[by_name[p] for p in config.rdma.pools], cluster=context)
+    if config.dra:
+        dra_args = config.dra
+        if stack.rdma:
+            # Claims are namespaced: RDMA pods need their GPU templates next to their NIC templates.
+            dra_args = config.dra.model_copy(update={"namespace": stack.rdma.namespace, "create_namespace": False})
+        stack.dra = DraDeviceClasses(
+            "dra",
+            dra_args,
+            opts=pulumi.ResourceOptions(depends_on=[stack.rdma] if stack.rdma else None),
+            pools=[by_name[p] for p in config.dra_pools()],
+            cluster=context,
+        )
+    # Pools whose GPUs neither a DRA driver nor AKS (managed GPU pools) advertises need the device plugin.
+    plugin_pools = [
+        p
+        for p in pools
+        if p.sku.gpu_vendor == "nvidia"
+        and p.driver == "aks"
+        and p.gpu_management != "managed"
+        and p.pool_name not in config.dra_pools()
+    ]
+    if plugin_pools:
+        stack.device_plugin = NvidiaDevicePlugin(
+            "nvidia-device-plugin", config.device_plugin, pools=plugin_pools, cluster=context
+        )
+    if config.rdma and config.rdma.gates:
+        stack.gates = QualificationGates(
+            "qualify",
+            config.rdma.gates,
+            opts=pulumi.ResourceOptions(depends_on=[r for r in (stack.rdma, stack.dra) if r]),
+            network=stack.rdma,
+            cluster=context,
+            gpu_claims=stack.dra,
+        )
+        pulumi.export("qualification_jobs", stack.gates.jobs)
+        pulumi.export("qualification_verdicts", stack.gates.verdict_command)
+
+
 def _serve_models(config: StackConfig, stack: Stack, group_name: pulumi.Input[str], pools: dict[str, GpuNodePool]) -> None:
     """vLLM services (with their identities, store access and autoscaling) and KAITO workspaces."""
     cluster = stack.cluster
     if config.model_store:
-        stack.model_store = ModelStore("model-store", config.model_store, group_name, config.location)
+        stack.model_store = ModelStore("model-store", config.model_store, scope=AzureScope(group_name, config.location))
     for entry in config.kaito:
-        stack.kaito[entry.name] = KaitoWorkspace(entry.name, entry, cluster.provider, config.cluster.kaito)
+        stack.kaito[entry.name] = KaitoWorkspace(entry.name, entry, cluster=cluster.context)
     if not config.models:
         return
     settings = pulumi.Config()
@@ -190,20 +207,14 @@ def _serve_models(config: StackConfig, stack: Stack, group_name: pulumi.Input[st
         depends = [ns for name, ns in namespaces.items() if name == model.namespace]
         if identity:
             depends.append(store.grant_read(identity))
-        args = model.model_dump(exclude={"pool"})
         stack.models[model.name] = VllmService(
             model.name,
-            args,
-            pools[model.pool],
-            cluster.provider,
-            api_key,
-            model_store=store,
-            identity=identity,
-            hf_token=hf_token,
-            dra=stack.dra,
-            rdma=stack.rdma,
-            monitoring=monitoring,
+            model,
             opts=pulumi.ResourceOptions(depends_on=depends + [r for r in (stack.dra, stack.rdma) if r]),
+            cluster=cluster.context,
+            placement=GpuPlacement(pools[model.pool], dra=stack.dra, rdma=stack.rdma),
+            secrets=VllmSecrets(api_key, hf_token=hf_token),
+            azure=AzureServices(model_store=store, identity=identity, monitoring=monitoring),
         )
     pulumi.export("model_endpoints", {name: service.endpoint for name, service in stack.models.items()})
     pulumi.export(
@@ -220,6 +231,41 @@ def _serve_models(config: StackConfig, stack: Stack, group_name: pulumi.Input[st
                 "full_length_sequences": service.fit.full_length_sequences,
             }
             for name, service in stack.models.items()
+        },
+    )
+
+
+def _train(config: StackConfig, stack: Stack, pools: dict[str, GpuNodePool]) -> None:
+    """The KubeRay run: its identity (checkpoints), workers on the RDMA pool, after the pool's gates."""
+    job, context = config.training, stack.cluster.context
+    identity = WorkloadIdentity(
+        f"{job.name}-identity",
+        {"namespace": stack.rdma.namespace, "service_account": job.service_account or job.name},
+        cluster=context,
+    )
+    pool_args = next(p for p in config.gpu_pools if p.name == job.pool)
+    gated = config.rdma.gates is not None and config.rdma.gates.pool == job.pool
+    stack.training = DistributedTraining(
+        "training",
+        job,
+        opts=pulumi.ResourceOptions(depends_on=[r for r in (stack.rdma, stack.dra) if r]),
+        cluster=context,
+        workers=TrainingWorkers(
+            pools[job.pool],
+            stack.rdma,
+            stack.dra if job.pool in config.dra_pools() else None,
+            spot_max_price=pool_args.spot_max_price if pool_args.spot else None,
+        ),
+        checkpoints=CheckpointStore(stack.model_store, identity),
+        gates=stack.gates if gated else None,
+    )
+    pulumi.export(
+        "training",
+        {
+            "job": stack.training.job_name,
+            "status_command": stack.training.status_command,
+            "checkpoints": stack.training.checkpoint_uri,
+            "cost": stack.training.cost.as_dict(),
         },
     )
 
@@ -271,17 +317,13 @@ def _gateway(config: StackConfig, stack: Stack, group_name: pulumi.Input[str]) -
     stack.gateway = SemanticRouterGateway(
         "gateway",
         config.gateway,
-        stack.models,
-        stack.cluster.provider,
-        group_name,
-        config.location,
-        stack.cluster.oidc_issuer_url,
-        settings.require_secret("vllm_api_key"),
-        client_keys,
-        prometheus=stack.prometheus,
         opts=pulumi.ResourceOptions(depends_on=[*stack.models.values(), *stack.kaito.values()]),
-        kaito=stack.kaito,
-        model_store=stack.model_store,
+        # Azure OpenAI, the identities and Grafana go into the stack's resource group, which may not be
+        # an existing cluster's.
+        cluster=replace(stack.cluster.context, resource_group_name=group_name),
+        models=stack.models,
+        secrets=GatewaySecrets(vllm_api_key=settings.require_secret("vllm_api_key"), client_keys=client_keys),
+        shared=SharedServices(kaito=stack.kaito, model_store=stack.model_store, prometheus=stack.prometheus),
     )
     pulumi.export("gateway_endpoint", stack.gateway.endpoint)
     pulumi.export("gateway_address_command", stack.gateway.address_command)

@@ -12,7 +12,7 @@ import yaml
 from planner import charts
 from planner.deploy.crds import BUILT_IN_GROUPS
 from planner.upstream import missing_reason, upstream_dir
-from tests.conftest import STACKS, run_stack, stack_config
+from tests.conftest import STACKS, planned_stack
 
 PROFILES = charts.profiles()
 KUBERNETES = "1.35"
@@ -29,6 +29,7 @@ def test_every_chart_a_component_pins_has_a_profile():
         ("ai-gateway-helm", "v1.1.0"),
         ("semantic-router", "0.3.0"),
         ("inferencepool", "v1.3.1"),
+        ("kuberay-operator", "1.7.0"),
     }
     assert {(p["chart"], str(p["version"])) for p in PROFILES} == pinned
 
@@ -63,7 +64,7 @@ def test_profile_is_of_the_chart_upstream_pins(profile):
 def stack_charts():
     found = []
     for stack in STACKS:
-        run = run_stack(stack_config(stack), stack)
+        run = planned_stack(stack)
         found += [(stack, r) for r in charts.chart_resources(run)]
     return found
 

@@ -250,7 +250,7 @@ def test_a_self_referencing_alias_is_refused_not_walked(capsys, tmp_path):
 
 def test_unknown_means_pod_templates_finds_none(capsys, monkeypatch):
     """The decision follows policies.rules._model.pod_templates: a kind it gives no templates for is unknown."""
-    monkeypatch.setattr(scan_module, "pod_templates", lambda resource: [])
+    monkeypatch.setattr(scan_module, "pod_templates", lambda _resource: [])
     _, report = run_json(capsys, MIXED / "good.yaml")
     [warning] = report["warnings"]
     assert warning["resource"] == "Deployment serving/chat"
@@ -335,7 +335,7 @@ def test_bad_policy_config_still_prints_a_whole_document(capsys, tmp_path, outpu
         assert (invocation["executionSuccessful"], invocation["exitCode"], notification["level"]) == (False, 2, "error")
 
 
-def explode(*args, **kwargs):
+def explode(*_args, **_kwargs):
     raise RuntimeError("rule crashed\non two lines")
 
 
@@ -377,7 +377,7 @@ def test_every_command_maps_errors_to_the_same_codes(capsys, monkeypatch):
         (ConfigError("model facts are invalid", ["tp: expected an integer"]), EXIT_USAGE, None),
     ]:
 
-        def fail(args, error=error):
+        def fail(_args, error=error):
             raise error
 
         monkeypatch.setattr(fit, "run", fail)

@@ -1,0 +1,178 @@
+"""What a DistributedTraining is given: its settings (``DistributedTrainingArgs``, plain values checked by
+pydantic) and the components it runs on and writes to (small frozen dataclasses). No Pulumi import, so the
+stack config and the planner read these types without loading the SDKs.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field
+
+from .._base import StrictModel
+from ..core.names import DNS_LABEL
+
+if TYPE_CHECKING:
+    from ..azure.gpu_node_pool import GpuNodePool
+    from ..azure.model_store import ModelStore
+    from ..azure.workload_identity import WorkloadIdentity
+    from ..gpu.dra_device_classes import DraDeviceClasses
+    from ..gpu.rdma_network import RdmaNetwork
+
+PLATFORM_POOL_SELECTOR = {"aks-gpu-inference/pool": "platform"}
+"""The node label ``AksCluster`` puts on its CPU platform pool, whatever the pool is called."""
+
+
+class KubeRayOperatorArgs(StrictModel):
+    """The KubeRay operator: chart, image and the namespace it runs in."""
+
+    namespace: str = Field("kuberay-system", pattern=DNS_LABEL.pattern)
+    """Namespace of the operator, labelled Pod Security ``restricted`` (the chart's pod passes it). Default
+    ``kuberay-system``. It must not be the RDMA namespace: that one is ``privileged`` for the NICs."""
+
+    create_namespace: bool = True
+    """Create the namespace. Default True; False when another part of the stack owns it."""
+
+    chart_version: str = Field("1.7.0", pattern=r"^\d+\.\d+\.\d+$")
+    """``kuberay-operator`` chart version from ``https://ray-project.github.io/kuberay-helm/``, exact (no
+    range). Default ``1.7.0``, the release whose chart and CRDs ``components/chart_profiles`` and
+    ``shared/upstream`` hold; run ``helm show chart`` once before a first install (not checked offline)."""
+
+    image_tag: str = Field("v1.7.0", pattern=r"^v\d+\.\d+\.\d+$")
+    """Tag of ``quay.io/kuberay/operator``. Default ``v1.7.0``, the chart's own (values.yaml ``image.tag``)."""
+
+
+class HeadArgs(StrictModel):
+    """The Ray head: GCS, dashboard and the job driver, CPU only."""
+
+    cpu: int = Field(2, ge=1, le=64)
+    """CPU cores requested. Default 2: the head schedules no Ray work (``num-cpus: 0``); it runs the GCS,
+    the dashboard and the training driver, which only coordinates."""
+
+    memory_gib: int = Field(8, ge=2, le=256)
+    """Memory request and limit in GiB. Default 8, which fits the default platform pool's
+    ``Standard_D4ds_v5`` (16 GiB) beside its other pods."""
+
+    node_selector: dict[str, str] = Field(default_factory=lambda: dict(PLATFORM_POOL_SELECTOR))
+    """Where the head, the job submitter and the operator run. Default ``aks-gpu-inference/pool: platform``,
+    the CPU platform pool ``AksCluster`` creates: never a Spot node, since losing the head loses the cluster
+    (ray-project/kuberay#2153). For a cluster without that pool, select another untainted on-demand pool."""
+
+
+class DistributedTrainingArgs(StrictModel):
+    """One distributed training run as a KubeRay ``RayJob``. Plain values: they decide names, counts and cost."""
+
+    name: str = Field(pattern=r"^[a-z]([-a-z0-9]{0,45}[a-z0-9])?$")
+    """RayJob name: a DNS-1035 label of at most 47 characters (KubeRay's ``MaxRayJobNameLength``). Required.
+    It is also the run's stable name (``TRAINING_RUN_NAME``): a retry or a new RayJob of the same name
+    resumes from the checkpoints under it."""
+
+    entrypoint: str = Field(min_length=1)
+    """The command the job runs on the head, e.g. ``python -m train --config /app/llama.yaml``. Required.
+    The program should build its ``RunConfig(name=$TRAINING_RUN_NAME, storage_path=$CHECKPOINT_STORAGE_PATH)``
+    with an adlfs filesystem for ``$AZURE_STORAGE_ACCOUNT_NAME`` (workload identity, no key), report a
+    checkpoint every ``$CHECKPOINT_INTERVAL_SECONDS`` and set ``FailureConfig(max_failures=...)`` so Ray Train
+    replaces evicted workers; the environment section of the component's docstring lists every variable."""
+
+    image: str
+    """Training image for the head and the workers, pinned to a version tag or digest. Required: base Ray
+    images carry no ML libraries, so this is normally your image built FROM ``rayproject/ray:<version>-py311-cu128``
+    with torch, adlfs and azure-identity."""
+
+    ray_version: str | None = Field(None, pattern=r"^\d+\.\d+\.\d+$")
+    """Ray version inside ``image`` (``rayClusterSpec.rayVersion``). Default None: read from the tag of a
+    ``rayproject/ray*`` image (``2.52.0-py311-cu128`` -> ``2.52.0``); required for any other image."""
+
+    runtime_env: dict[str, Any] = Field(default_factory=dict)
+    """Ray runtime environment of the job (becomes ``runtimeEnvYAML``), e.g. ``{"env_vars": {...},
+    "working_dir": "https://.../code.zip"}``. Default none: everything comes from the image. Paths in
+    ``working_dir``/``py_modules`` must be remote URIs (the submitter pod has no local copy), and
+    ``env_vars`` must not override the NCCL, UCX or checkpoint variables the component sets."""
+
+    workers: int = Field(ge=1, le=1000)
+    """Worker pods, one per node of the RDMA pool with all its GPUs and NICs (the data-parallel world is
+    ``workers x GPUs per node``). Required; at most the pool's node count."""
+
+    worker_cpu: int | None = Field(None, ge=1)
+    """CPU cores each worker requests. Default None: 85% of the VM size's vCPUs, leaving the rest to the
+    kubelet and the node agents (DRANET, device plugin or DRA driver, monitoring)."""
+
+    worker_memory_gib: int | None = Field(None, ge=8)
+    """Memory request and limit of each worker in GiB. Default None: 80% of the VM size's RAM, the
+    same headroom reasoning."""
+
+    shm_size_gib: int = Field(64, ge=1, le=1024)
+    """Size of the memory-backed ``/dev/shm`` of each worker in GiB. Default 64: NCCL's shared-memory
+    segments, PyTorch DataLoader workers and Ray's object store (given half of it, ``object-store-memory``)
+    live there. Without it KubeRay sizes ``/dev/shm`` to the whole memory limit, all of it chargeable to
+    the pod; NCCL fails to initialise when ``/dev/shm`` is too small (NVIDIA NCCL troubleshooting guide)."""
+
+    head: HeadArgs = Field(default_factory=HeadArgs)
+    """The head's resources and where the CPU-side pods run. Default: 2 CPUs, 8 GiB, the platform pool."""
+
+    operator: KubeRayOperatorArgs = Field(default_factory=KubeRayOperatorArgs)
+    """The KubeRay operator. Default: chart 1.7.0 in ``kuberay-system``, watching only the RDMA namespace."""
+
+    checkpoint_prefix: str | None = None
+    """Blob path in the model store under which the run's checkpoints go. Default None:
+    ``checkpoints/<name>``. The workload identity may write, and delete, only below it."""
+
+    checkpoint_interval_minutes: int = Field(30, ge=1, le=1440)
+    """How often the program should checkpoint (``CHECKPOINT_INTERVAL_SECONDS``). Default 30 minutes: Azure
+    gives a Spot VM about 30 seconds' notice, too little to write a checkpoint, so the interval bounds the
+    work an eviction loses (30 minutes of every node)."""
+
+    backoff_limit: int = Field(3, ge=0, le=100)
+    """Whole-job retries (RayJob ``backoffLimit``); each retry is a new Ray cluster that resumes from the
+    latest checkpoint. Default 3. Worker loss inside a run is Ray Train's ``FailureConfig``, not this."""
+
+    hours: float = Field(gt=0, le=24 * 90)
+    """Expected run time in hours, for the cost estimate and the default deadline. Required."""
+
+    active_deadline_hours: float | None = Field(None, gt=0, le=24 * 180)
+    """Hard stop for the whole job, retries included (``activeDeadlineSeconds``). Default None: 1.5 x
+    ``hours``, room for retries after evictions without leaving a stuck job burning GPU hours."""
+
+    spot: bool = False
+    """The workers run on a Spot pool: they tolerate ``kubernetes.azure.com/scalesetpriority=spot:NoSchedule``.
+    Default False. Must match the pool, so that evictable capacity is a decision written down, and needs
+    ``backoff_limit`` of at least 1."""
+
+    @property
+    def deadline_seconds(self) -> int:
+        """``activeDeadlineSeconds``: the explicit deadline, else 1.5 x ``hours``."""
+        return math.ceil((self.active_deadline_hours or 1.5 * self.hours) * 3600)
+
+    @property
+    def checkpoint_path(self) -> str:
+        """The blob prefix of the run's checkpoints inside the store's container."""
+        return self.checkpoint_prefix or f"checkpoints/{self.name}"
+
+
+@dataclass(frozen=True)
+class TrainingWorkers:
+    """Where the workers run: an RDMA pool of an RdmaNetwork, optionally with DRA GPU claims."""
+
+    pool: GpuNodePool
+    """The RDMA pool (``rdma: true``, an RDMA-capable size) whose nodes the workers fill. Required."""
+    network: RdmaNetwork
+    """The RdmaNetwork serving ``pool``; the RayJob runs in its namespace, where the NIC claim templates are. Required."""
+    gpu_claims: DraDeviceClasses | None = None
+    """DraDeviceClasses with the pool's full-node GPU template, when GPUs come from DRA. Default None:
+    ``nvidia.com/gpu`` from the device plugin."""
+    spot_max_price: float | None = None
+    """The pool's ``GpuNodePoolArgs.spot_max_price``, for the Spot line of the cost estimate (``GpuNodePool``
+    does not expose it). Default None: unknown; -1 means "up to the on-demand price", also unknown."""
+
+
+@dataclass(frozen=True)
+class CheckpointStore:
+    """Where checkpoints go: the model store, written through a workload identity (no keys)."""
+
+    store: ModelStore
+    """The ModelStore whose container holds the checkpoints. Required."""
+    identity: WorkloadIdentity
+    """The workload identity the head and workers run as: its namespace must be the RDMA network's, its
+    service account is created by the component, and it gets write access below the checkpoint prefix. Required."""

@@ -1,0 +1,120 @@
+"""The ``aks-gpu preflight`` command: plan the stack offline, ask Azure, print a verdict per item.
+
+Exit codes: 0 every item passes; 1 a shortfall (quota, size, zone, version or feature); 2 bad input
+(stack file, no subscription); 3 Azure could not be asked (no credentials, no network, an API error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from components.core.errors import ConfigError
+
+EXIT_SHORTFALL = 1
+EXIT_AZURE = 3
+
+
+def _subscription(args: argparse.Namespace, config: dict[str, str]) -> str:
+    found = args.subscription or os.environ.get("AZURE_SUBSCRIPTION_ID") or config.get("azure-native:subscriptionId")
+    if not found:
+        raise ConfigError(
+            "preflight needs the subscription to ask about",
+            ["pass --subscription ID, set AZURE_SUBSCRIPTION_ID, or set azure-native:subscriptionId in the stack file"],
+        )
+    return found
+
+
+def _region(run: Any, config: dict[str, str], project: str) -> str:
+    for r in run.resources:
+        if r.type == "azure-native:containerservice:ManagedCluster" and r.inputs.get("location"):
+            return str(r.inputs["location"])
+    region = config.get(f"{project}:location") or config.get("azure-native:location")
+    if not region:
+        raise ConfigError("preflight cannot tell the stack's region", ["set location in the stack file"])
+    return region
+
+
+def plan_asks(project_dir: Path, stack_name: str):
+    """Run the stack program offline and read what it asks Azure for; also the config and subscription source."""
+    import pulumi
+
+    from . import engine, preflight, stackfile
+
+    stack = stackfile.read_stack(project_dir, stack_name)
+    try:
+        run = engine.run_program(project_dir, stack.project, stack.stack, stack.config, stack.secret_keys)
+    except pulumi.RunError as err:
+        raise ConfigError(f"{stack.path.name}: the stack program refused its input", [str(err)]) from None
+    return preflight.stack_asks(run.resources, _region(run, stack.config, stack.project)), stack.config
+
+
+def render(verdicts: list, facts: Any) -> str:
+    from .tables import table
+
+    rows = [[v.item, "pass" if v.ok else "FAIL", v.detail, v.fix] for v in verdicts]
+    return f"Preflight of subscription {facts.subscription} in {facts.region}\n" + table(
+        ["item", "verdict", "detail", "fix"], rows
+    )
+
+
+def run(args: argparse.Namespace, credential: Any = None, transport: Any = None) -> int:
+    """The command; ``credential`` and ``transport`` are for tests (recorded responses)."""
+    from . import azure_facts, preflight, stackfile
+
+    project_dir = stackfile.find_project_dir(Path(args.project_dir).resolve())
+    print(f"planning stack {args.stack!r} offline to see what it asks for", file=sys.stderr)
+    asks, config = plan_asks(project_dir, args.stack)
+    subscription = _subscription(args, config)
+    if credential is None:
+        from azure.identity import DefaultAzureCredential
+
+        credential = DefaultAzureCredential()
+    print(f"asking Azure about subscription {subscription} in {asks.region}", file=sys.stderr)
+    sizes = {p.vm_size for p in asks.pools}
+    try:
+        facts = azure_facts.fetch(credential, subscription, asks.region, sizes, asks.features, transport)
+    except Exception as err:  # azure-core and azure-identity errors: credentials, network, API
+        if type(err).__module__.split(".")[0] != "azure":
+            raise
+        print(f"error: could not ask Azure: {type(err).__name__}: {' '.join(str(err).split())[:400]}", file=sys.stderr)
+        print(
+            "sign in with `az login` (or set the AZURE_* variables DefaultAzureCredential reads) and try again", file=sys.stderr
+        )
+        return EXIT_AZURE
+    verdicts = preflight.verdicts(asks, facts)
+    print(render(verdicts, facts))
+    failed = [v for v in verdicts if not v.ok]
+    print(f"\n{len(verdicts) - len(failed)} passed, {len(failed)} failed")
+    return EXIT_SHORTFALL if failed else 0
+
+
+def add_parser(commands: Any) -> None:
+    preflight = commands.add_parser(
+        "preflight",
+        help="ask Azure whether the stack can be created: quota, sizes, zones, Kubernetes version, preview features",
+        description=(
+            "Plan the stack offline, then ask Azure (signed in with DefaultAzureCredential: az login, a managed\n"
+            "identity or the AZURE_* variables) about the stack's subscription and region: vCPU usage and limit\n"
+            "per VM family and region, whether each VM size and zone is offered to the subscription, the Kubernetes\n"
+            "versions AKS offers there, and the registration of each preview feature the stack needs. One verdict\n"
+            "per item, with the fix (the quota request to file) when it fails. Nothing is created."
+        ),
+        epilog=(
+            "exit codes:\n"
+            "  0  every item passes\n"
+            "  1  a shortfall: quota, size, zone, Kubernetes version or preview feature\n"
+            "  2  bad input: the stack file, no subscription ID\n"
+            "  3  Azure could not be asked (credentials, network, an API error), or an internal error"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    preflight.add_argument("stack", help="stack name (reads Pulumi.<stack>.yaml)")
+    preflight.add_argument(
+        "--subscription", help="subscription ID (default: AZURE_SUBSCRIPTION_ID, or azure-native:subscriptionId)"
+    )
+    preflight.add_argument("--project-dir", default=".", help="folder with Pulumi.yaml (default: the current one or a parent)")
+    preflight.set_defaults(func=run)

@@ -1,0 +1,22 @@
+"""The plan's training section: the run's GPU cost as nodes x hourly price x hours, every price with
+its source (the catalog's list price, the pool's Spot ceiling, a seed's own figure), side by side."""
+
+from __future__ import annotations
+
+from .render import plain
+from .tables import table
+
+
+def _money(value: float | None) -> str:
+    return "unknown" if value is None else f"${value:,.2f}"
+
+
+def text(run) -> str:
+    training = plain(run.outputs.get("training") or {})
+    cost = training.get("cost")
+    if not cost:
+        return ""
+    # Outputs drop None values: an unknown price has no key.
+    rows = [[r["label"], _money(r.get("usd_per_node_hour")), _money(r.get("total_usd")), r["source"]] for r in cost["rows"]]
+    head = f"Training run cost: {cost['nodes']} x {cost['vm_size']} for {cost['hours']:g} hours (GPU nodes only)"
+    return head + "\n" + table(["price", "$/node-hour", "total", "source"], rows) + "\n\n"

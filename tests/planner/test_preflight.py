@@ -1,0 +1,129 @@
+"""aks-gpu preflight on recorded Azure responses: the verdicts for enough quota, too little, a size
+the subscription may not use in the region, a Kubernetes version not offered and a preview feature
+not registered; and the plan's own quota table, from the resources the stack registers."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from components.core import quota
+from planner import azure_facts, preflight, preflight_cmd
+from planner import quota as demand
+from tests.azure_replay import SUBSCRIPTION, FakeCredential, transport
+from tests.conftest import REPO, planned_stack
+
+ALL_GOOD = ("usages_enough", "skus", "kubernetes_versions")
+
+
+def run_preflight(stack: str, *files: str, capsys) -> tuple[int, str]:
+    """Exit code and output (stdout, then stderr) of the command on recorded responses."""
+    replay, _ = transport(*files)
+    args = argparse.Namespace(stack=stack, subscription=SUBSCRIPTION, project_dir=str(REPO))
+    code = preflight_cmd.run(args, credential=FakeCredential(), transport=replay)
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
+
+
+def facts(*files: str, features=()) -> azure_facts.AzureFacts:
+    replay, _ = transport(*files)
+    return azure_facts.fetch(
+        FakeCredential(),
+        SUBSCRIPTION,
+        "eastus",
+        {"Standard_ND96isr_H100_v5", "Standard_D8ds_v5", "Standard_D4ds_v5", "Standard_NC24ads_A100_v4"},
+        list(features),
+        replay,
+    )
+
+
+def test_the_plan_counts_every_pool_at_its_maximum_with_surge():
+    rows = {n.name: n for n in demand.needs(planned_stack("prod").resources, "eastus")}
+    # h100: 2 nodes, no surge (GPU pools upgrade with maxSurge 0); system: 3 + 1 surge x 8; platform: 3 + 1 x 4.
+    assert rows["standardNDSH100v5Family"].vcpus == 192
+    assert rows["standardDDSv5Family"].vcpus == 4 * 8 + 4 * 4
+    assert rows[quota.REGIONAL].vcpus == 192 + 48 and list(rows)[-1] == quota.REGIONAL
+
+
+def test_spot_pools_draw_on_the_spot_quota_only():
+    class R:
+        type, name = "azure-native:containerservice:AgentPool", "spot-pool"
+        inputs = {
+            "agentPoolName": "spot",
+            "vmSize": "Standard_ND96isr_H100_v5",
+            "count": 0,
+            "enableAutoScaling": True,
+            "maxCount": 4,
+            "scaleSetPriority": "Spot",
+            "upgradeSettings": {"maxSurge": "0"},
+        }
+
+    rows = {n.name: n.vcpus for n in demand.needs([R()], "eastus")}
+    assert rows == {quota.SPOT: 4 * 96}
+
+
+def test_enough_quota_passes_every_item(capsys):
+    code, out = run_preflight("prod", *ALL_GOOD, capsys=capsys)
+    assert code == 0, out
+    assert "FAIL" not in out and "quota standardNDSH100v5Family (h100)" in out and "Kubernetes 1.35" in out
+    assert "needs 192 vCPUs; limit 192, in use 0, free 192" in out
+
+
+def test_too_little_quota_fails_with_the_request_to_file(capsys):
+    code, out = run_preflight("prod", "usages_short", "skus", "kubernetes_versions", capsys=capsys)
+    assert code == preflight_cmd.EXIT_SHORTFALL
+    line = next(line for line in out.splitlines() if "standardNDSH100v5Family" in line)
+    assert "FAIL" in line and "limit 0" in line
+    assert f"--scope /subscriptions/{SUBSCRIPTION}/providers/Microsoft.Compute/locations/eastus" in line
+    assert "--limit-object value=192 --resource-type dedicated" in line
+
+
+def test_a_size_restricted_for_the_subscription_and_a_blocked_zone_fail(capsys):
+    code, out = run_preflight("prod", "usages_enough", "skus_restricted", "kubernetes_versions", capsys=capsys)
+    assert code == 1
+    h100 = next(line for line in out.splitlines() if line.startswith("size Standard_ND96isr_H100_v5"))
+    assert "FAIL" in h100 and "NotAvailableForSubscription" in h100
+    system = next(line for line in out.splitlines() if line.startswith("size Standard_D8ds_v5 (system)"))
+    assert "zones 3 not available (usable: 1, 2)" in system
+
+
+def test_a_kubernetes_version_the_region_does_not_offer_fails(capsys):
+    code, out = run_preflight("dev", "usages_enough", "skus", "kubernetes_versions_without_135", capsys=capsys)
+    assert code == 1
+    line = next(line for line in out.splitlines() if line.startswith("Kubernetes 1.35"))
+    assert "not offered in eastus (offered: 1.34, 1.36 (preview))" in line
+
+
+@pytest.mark.parametrize(("recorded", "ok"), [("feature_registered", True), ("feature_not_registered", False)])
+def test_a_preview_feature_must_be_registered(recorded, ok):
+    asks = preflight.StackAsks("eastus", [], features=[preflight.MANAGED_GPU_FEATURE])
+    (verdict,) = preflight.feature_verdicts(asks, facts(*ALL_GOOD, recorded, features=[preflight.MANAGED_GPU_FEATURE]))
+    assert verdict.ok is ok
+    if not ok:
+        assert verdict.fix.startswith(
+            "az feature register --namespace Microsoft.ContainerService --name ManagedGPUExperiencePreview"
+        )
+
+
+def test_the_family_azure_reports_wins_over_the_offline_table():
+    found = facts(*ALL_GOOD)
+    assert found.skus["Standard_ND96isr_H100_v5"].family == "standardNDSH100v5Family"
+    assert found.skus["Standard_ND96isr_H100_v5"].zones == ("2",)
+    assert "premium_lrs" not in {s.lower() for s in found.skus}
+
+
+def test_azure_errors_exit_3_and_ask_to_sign_in(capsys):
+    code, out = run_preflight("prod", "skus", "kubernetes_versions", capsys=capsys)  # usages not recorded: 404
+    assert code == preflight_cmd.EXIT_AZURE
+    assert "could not ask Azure: ResourceNotFoundError" in out and "az login" in out
+
+
+def test_every_request_goes_to_the_replay_with_a_bearer_token():
+    replay, adapter = transport(*ALL_GOOD)
+    azure_facts.fetch(FakeCredential(), SUBSCRIPTION, "eastus", {"Standard_D4ds_v5"}, [], replay)
+    assert adapter.seen and all(m == "GET" and "api-version=" in u for m, u in adapter.seen)
+
+
+def test_normalised_family_names_match_across_spellings():
+    assert quota.normalise("Standard NCASv3_T4 Family") == quota.normalise("standardNCASv3T4Family")
