@@ -22,7 +22,8 @@ def load_profile(chart: str, version: str) -> dict[str, Any] | None:
     path = PROFILES / f"{chart}@{version}.yaml"
     if not path.is_file():
         return None
-    profile = yaml.safe_load(path.read_text())
+    # libyaml's parser with the safe constructor: the values yaml.safe_load gives, several times faster.
+    profile = yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     profile["_file"] = path.name
     return profile
 

@@ -7,6 +7,7 @@ not pay for the Pulumi SDKs.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import signal
 import sys
@@ -327,6 +328,22 @@ def main(argv: list[str] | None = None) -> int:
     # `aks-gpu plan | head` should stop quietly, not with a BrokenPipeError traceback.
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     args = build_parser().parse_args(argv)
+    own_process = argv is None  # this process's command line (aks-gpu, python -m planner), not a caller's list
+    if own_process and args.command == "plan":
+        # A plan imports ~1,600 SDK modules whose objects live until exit; with the cyclic collector on, its
+        # full collections rescan them as they pile up (about 0.5 s of a cold plan). The process is short and
+        # its cyclic garbage small (peak RSS +2-5 MB on dev, prod and 16 pools), so it runs without it.
+        gc.disable()
+    try:
+        return _run(args)
+    finally:
+        if own_process:
+            # Interpreter shutdown would run full collections over everything still alive (about 0.6 s);
+            # frozen objects are skipped, and the OS reclaims the memory. Output files are closed by now.
+            gc.freeze()
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         return args.func(args)
     except ConfigError as err:

@@ -20,8 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
+import pulumi.resource
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc, settings
+from pulumi.runtime.proto import resource_pb2
 from pulumi.runtime.stack import run_in_stack
 from pulumi.runtime.sync_await import _sync_await
 
@@ -226,6 +228,35 @@ def _engine_environment(project_dir: Path, config: dict[str, str], secret_keys: 
         sys.path[:] = saved_path
 
 
+def _alias_kept(alias: Any, *_: Any) -> Any:
+    """Stands in for ``collapse_alias_to_urn`` in ``Resource.__init__``: keeps the alias as given."""
+    return alias
+
+
+@contextlib.contextmanager
+def _alias_specs_only():
+    """Skip the SDK's eager alias-to-URN collapse while a monitor that takes alias specs is set.
+
+    ``Resource.__init__`` (pulumi 3.272.0, pulumi/resource.py) turns every alias of every resource into
+    a URN ``Output`` up front and keeps them as ``Resource._aliases``; azure-native resources carry one
+    alias per older API version (an ``AgentPool`` about 110), which was most of the cost of each GPU pool
+    under the mocks. The only reader of ``_aliases`` is ``all_aliases``, which ``prepare_aliases`` calls
+    for a monitor without alias specs; with alias specs (the SDK's mock monitor reports them) the request
+    carries ``Alias.Spec``s built from ``opts.aliases`` instead, so what the monitor receives does not
+    change (tests/planner/test_plan_speed.py). ``requirements.txt`` pins pulumi exactly; ``pulumi up``
+    never runs this code.
+    """
+    if not settings.monitor_supports_feature(resource_pb2.RESOURCE_MONITOR_FEATURE_ALIAS_SPECS):
+        yield
+        return
+    collapse = pulumi.resource.collapse_alias_to_urn
+    pulumi.resource.collapse_alias_to_urn = _alias_kept
+    try:
+        yield
+    finally:
+        pulumi.resource.collapse_alias_to_urn = collapse
+
+
 def run_function(
     program: Callable[[], Any],
     project: str,
@@ -244,7 +275,7 @@ def run_function(
     pulumi.runtime.set_mocks(monitor.mocks, project=project, stack=stack, preview=True, monitor=monitor)
     # set_mocks made a finished root stack; the program gets a fresh one so that its exports land.
     settings.set_root_resource(None)
-    with _engine_environment(project_dir or Path.cwd(), config or {}, secret_keys or []):
+    with _engine_environment(project_dir or Path.cwd(), config or {}, secret_keys or []), _alias_specs_only():
         _sync_await(run_in_stack(program))
     return ProgramRun(project=project, stack=stack, resources=monitor.registered, outputs=monitor.stack_outputs)
 

@@ -50,7 +50,7 @@ def chart_defaults(upstream: Path | None, version: str) -> dict | None:
 def _sample_config(path: str) -> dict:
     # Read once per plan: both the router check and the request paths need it (callers get a copy).
     with open(path, encoding="utf-8") as handle:
-        return (next(yaml.safe_load_all(handle)) or {}).get("config") or {}
+        return (next(yaml.load_all(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))) or {}).get("config") or {}
 
 
 def effective_config(values: dict, defaults: dict | None) -> dict:
