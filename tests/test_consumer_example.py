@@ -49,6 +49,12 @@ def installed(tmp_path_factory) -> Path:
     return target
 
 
+def test_wheel_ships_every_package_of_the_repo(installed):
+    packages = {str(p.parent.relative_to(REPO)) for p in REPO.glob("*/**/__init__.py") if p.parent.name != "tests"}
+    packages = {p for p in packages if p.split("/")[0] in ("components", "planner", "policies")}
+    assert sorted(p for p in packages if not (installed / p / "__init__.py").is_file()) == []
+
+
 def test_wheel_ships_the_packages_data_and_command(installed):
     assert (installed / "components" / "core" / "gpu_sizes.json").is_file()
     assert (installed / "components" / "core" / "models.json").is_file()
