@@ -14,8 +14,10 @@ from typing import Any
 RDMA_ENV = {
     # RC verbs over InfiniBand plus CUDA copy/IPC for GPU memory (seed 004, NIXL over UCX).
     "UCX_TLS": "rc_x,cuda_copy,cuda_ipc,self",
-    # NCCL must not fall back to TCP over the VNet (seed 002 gotcha 2).
+    # NCCL must not fall back to TCP over the VNet, and must use GPUDirect RDMA between GPU and NIC at any
+    # PCI distance: seed 002 gotcha 2 names both, for every multi-node NCCL workload.
     "NCCL_IB_DISABLE": "0",
+    "NCCL_NET_GDR_LEVEL": "5",
 }
 
 RDMA_CAPABILITY = "IPC_LOCK"

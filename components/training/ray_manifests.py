@@ -12,7 +12,6 @@ command gets ``ray job submit`` (rayjob_controller.go ``configureSubmitterContai
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -45,11 +44,6 @@ ROLE_LABEL = "aks-gpu-inference/ray-role"
 WORKER_CONTAINER = "ray-worker"
 WORKER_GROUP = "gpu"
 
-TRAINING_NCCL_ENV = {
-    # GPUDirect RDMA between GPU and NIC at any PCI distance; seed 002 gotcha 2 names it beside
-    # NCCL_IB_DISABLE=0 (which the RDMA contract already sets) as what multi-node training needs.
-    "NCCL_NET_GDR_LEVEL": "5",
-}
 CHECKPOINT_ENV = (
     "TRAINING_RUN_NAME",
     "CHECKPOINT_URI",
@@ -202,8 +196,7 @@ def worker_template(plan: TrainingPlan) -> dict[str, Any]:
         key, _, rest = SPOT_TAINT.partition("=")
         value, _, effect = rest.partition(":")
         spec["tolerations"] = [{"key": key, "operator": "Equal", "value": value, "effect": effect}]
-    contract = dataclasses.replace(plan.contract, env={**plan.contract.env, **TRAINING_NCCL_ENV})
-    spec = contract.apply(spec, containers=[WORKER_CONTAINER])
+    spec = plan.contract.apply(spec, containers=[WORKER_CONTAINER])
     return {"metadata": {"labels": {**_labels(plan, "worker"), **plan.pod_labels}}, "spec": spec}
 
 

@@ -15,12 +15,12 @@ from ..core.labels import AGENTPOOL_LABEL, NVIDIA_GPU, SPOT_LABEL, is_mig_resour
 from ..gpu.pod_contract import RDMA_ENV
 from ..gpu.pools import GpuPool
 from .distributed_training_args import DistributedTrainingArgs
-from .ray_manifests import CHECKPOINT_ENV, TRAINING_NCCL_ENV, image_ray_version, is_spot_pool, worker_cpu, worker_memory_gib
+from .ray_manifests import CHECKPOINT_ENV, image_ray_version, is_spot_pool, worker_cpu, worker_memory_gib
 
 MIN_RAY_VERSION = (2, 38, 0)
 """KubeRay's compatibility note: "Don't use Ray versions between 2.11.0 and 2.37.0"; KubeRay 1.3 and later
 support Ray 2.38.0 and later (docs.ray.io, cluster/kubernetes/user-guides/upgrade-guide, "KubeRay / Ray compatibility")."""
-RESERVED_ENV = frozenset({*RDMA_ENV, *TRAINING_NCCL_ENV, *CHECKPOINT_ENV})
+RESERVED_ENV = frozenset({*RDMA_ENV, *CHECKPOINT_ENV})
 """Variables ``runtime_env.env_vars`` must not override: the RDMA contract's, NCCL's and the checkpoint ones."""
 
 

@@ -52,8 +52,8 @@ def env_of(container: dict) -> dict[str, str]:
     return {e["name"]: e.get("value") for e in container.get("env") or []}
 
 
-def test_contract_defaults_follow_seed_004():
-    assert RDMA_ENV == {"UCX_TLS": "rc_x,cuda_copy,cuda_ipc,self", "NCCL_IB_DISABLE": "0"}
+def test_contract_defaults_follow_seeds_002_and_004():
+    assert RDMA_ENV == {"UCX_TLS": "rc_x,cuda_copy,cuda_ipc,self", "NCCL_IB_DISABLE": "0", "NCCL_NET_GDR_LEVEL": "5"}
     assert RDMA_CAPABILITY == "IPC_LOCK"
     assert CONTRACT.env == RDMA_ENV and CONTRACT.env is not RDMA_ENV, "each contract owns a copy of the defaults"
     assert CONTRACT.resource_claims() == [
@@ -113,6 +113,7 @@ def test_apply_merges_the_whole_contract():
         {"name": "HF_HOME", "value": "/models"},
         {"name": "UCX_TLS", "value": "rc_x,cuda_copy,cuda_ipc,self"},
         {"name": "NCCL_IB_DISABLE", "value": "0"},
+        {"name": "NCCL_NET_GDR_LEVEL", "value": "5"},
     ]
     # Without ``containers`` every container gets the contract.
     assert env_of(sidecar) == RDMA_ENV
