@@ -43,6 +43,8 @@ class Resource:
     name: str
     props: Mapping[str, Any]
     urn: str = ""
+    _templates: tuple[Any, list[PodTemplate]] | None = field(default=None, init=False, repr=False, compare=False)
+    """``pod_templates`` of these props, computed once: every rule walks the same templates."""
 
     @property
     def label(self) -> str:
@@ -158,7 +160,19 @@ class PodTemplate:
 
 
 def pod_templates(resource: Resource) -> list[PodTemplate]:
-    """The pod templates of a resource of any kind (``_templates.TEMPLATE_KINDS``); empty for other kinds."""
+    """The pod templates of a resource of any kind (``_templates.TEMPLATE_KINDS``); empty for other kinds.
+
+    Computed once per resource and props object (rules only read them); a resource given new props
+    gets its templates anew."""
+    cached = resource._templates
+    if cached is not None and cached[0] is resource.props:
+        return cached[1]
+    result = _pod_templates(resource)
+    resource._templates = (resource.props, result)
+    return result
+
+
+def _pod_templates(resource: Resource) -> list[PodTemplate]:
     from ._templates import templates_of  # here, not at the top: _templates imports this module
 
     result = []
