@@ -1,4 +1,4 @@
-"""Model serving: vLLM (aggregated or prefill/decode) and KAITO workspaces."""
+"""Model serving: vLLM (aggregated or prefill/decode), NVIDIA Dynamo and KAITO workspaces."""
 
 from .._lazy import exporter
 
@@ -14,6 +14,12 @@ _EXPORTS = {
     "VllmSecrets": ".vllm_service_args",
     "ScalingMonitor": ".vllm_service_args",
     "AzureServices": ".vllm_service_args",
+    "DynamoInference": ".dynamo_inference",
+    "DynamoInferenceArgs": ".dynamo_args",
+    "DynamoPlatformArgs": ".dynamo_args",
+    "DynamoWorkerArgs": ".dynamo_args",
+    "DynamoPlacement": ".dynamo_args",
+    "DynamoSecrets": ".dynamo_args",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -1,0 +1,125 @@
+"""What a DynamoInference is given: its settings (``DynamoInferenceArgs``, plain values checked by pydantic)
+and the components it runs on (small frozen dataclasses). No Pulumi import, so the stack config and the
+planner read these types without loading the SDKs.
+
+Every Dynamo fact here is pinned to one release, 0.8.1 (``dynamo_manifests.DYNAMO_VERSION``); the sources
+are listed in ``dynamo_manifests``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field
+
+from .._base import StrictModel
+from ..core.names import DNS_LABEL
+
+if TYPE_CHECKING:
+    from ..azure.gpu_node_pool import GpuNodePool
+    from ..gpu.rdma_network import RdmaNetwork
+
+
+class DynamoPlatformArgs(StrictModel):
+    """The Dynamo platform: the ``dynamo-crds`` and ``dynamo-platform`` charts (operator, etcd, NATS)."""
+
+    namespace: str = Field("dynamo-system", pattern=DNS_LABEL.pattern)
+    """Namespace of the operator, etcd and NATS. Default ``dynamo-system``, the namespace Dynamo's install
+    guide uses. It must not be the RDMA namespace: that one is ``privileged`` for the NICs."""
+
+    create_namespace: bool = True
+    """Create the namespace. Default True; False when another part of the stack owns it."""
+
+    chart_version: str = Field("0.8.1", pattern=r"^\d+\.\d+\.\d+(\.post\d+)?$")
+    """Version of both charts (``dynamo-crds-<v>.tgz`` and ``dynamo-platform-<v>.tgz`` from
+    ``https://helm.ngc.nvidia.com/nvidia/ai-dynamo/charts/``), exact. Default ``0.8.1``; the operator image
+    and the runtime image use the same tag, so change all three together. Not fetched offline: run
+    ``helm show chart`` once before a first install."""
+
+    etcd: bool = True
+    """Install the chart's bundled etcd (``etcd.enabled``). Default True, the chart's default. False only
+    with an external etcd, whose address then goes in ``extra_values`` (``dynamo-operator.etcdAddr``)."""
+
+    nats: bool = True
+    """Install the chart's bundled NATS with JetStream (``nats.enabled``). Default True: the KV-aware router
+    learns what each worker has cached from KV events published over NATS."""
+
+    extra_values: dict[str, Any] = Field(default_factory=dict)
+    """More ``dynamo-platform`` values, merged over the component's (e.g. ``{"etcd": {"persistence":
+    {"storageClass": "managed-csi-premium"}}}``). Default none."""
+
+
+class DynamoWorkerArgs(StrictModel):
+    """One role of vLLM workers (prefill or decode): each worker is one pod on one RDMA node."""
+
+    replicas: int = Field(1, ge=1, le=64)
+    """Worker pods of this role. Default 1; at most the pool's node count for both roles together."""
+
+    tensor_parallel_size: int = Field(8, ge=1, le=8)
+    """GPUs of its node one worker uses (vLLM ``--tensor-parallel-size``). Default 8, a full ND node: with
+    the node's full NIC claim, a worker owns its node, so a smaller size leaves GPUs idle."""
+
+    max_model_len: int | None = Field(None, ge=256)
+    """Context length in tokens (``--max-model-len``), the length the memory fit checks. Default None: the
+    model's own maximum, as vLLM's default is."""
+
+    gpu_memory_utilization: float = Field(0.9, gt=0, le=1)
+    """Fraction of GPU memory vLLM may use (``--gpu-memory-utilization``). Default 0.9, vLLM's default and
+    what the fit assumes for VllmService too."""
+
+    extra_args: list[str] = Field(default_factory=list)
+    """More ``dynamo.vllm`` arguments, appended. Default none. The component sets ``--model``,
+    ``--served-model-name``, the role flag, ``--tensor-parallel-size``, ``--max-model-len``,
+    ``--gpu-memory-utilization`` and ``--kv-transfer-config``; do not repeat them."""
+
+
+class DynamoInferenceArgs(StrictModel):
+    """A vLLM model served by Dynamo: one Frontend with KV-aware routing and disaggregated workers."""
+
+    name: str = Field(pattern=r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$")
+    """Name of the DynamoGraphDeployment: a DNS label of at most 40 characters (the operator appends
+    component names, e.g. ``<name>-frontend``). Required."""
+
+    model: str = Field(min_length=1)
+    """Hugging Face id of the model, e.g. ``meta-llama/Llama-3.3-70B-Instruct``. Required; it must be in the
+    catalog (``components/core``) so that the memory fit can be checked per worker."""
+
+    served_model_name: str | None = None
+    """The ``model`` clients send. Default None: ``model``."""
+
+    runtime_image: str = Field("nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.8.1", pattern=r"^[^\s:]+(/[^\s:]+)*:[^\s:]+$")
+    """Image of the frontend and the workers, pinned by tag. Default ``vllm-runtime:0.8.1``, the tag of the
+    pinned platform: the runtime and the operator must be of one release."""
+
+    prefill: DynamoWorkerArgs = Field(default_factory=DynamoWorkerArgs)
+    """The prefill workers (``subComponentType: prefill``). Default one full node."""
+
+    decode: DynamoWorkerArgs = Field(default_factory=DynamoWorkerArgs)
+    """The decode workers (``subComponentType: decode``). Default one full node."""
+
+    frontend_replicas: int = Field(1, ge=1, le=16)
+    """Frontend pods (OpenAI HTTP server and KV router, CPU only). Default 1: each frontend replica keeps
+    its own view of the workers' caches, so more replicas route less precisely."""
+
+    platform: DynamoPlatformArgs = Field(default_factory=DynamoPlatformArgs)
+    """The platform release. Default: 0.8.1 in ``dynamo-system`` with etcd and NATS."""
+
+
+@dataclass(frozen=True)
+class DynamoPlacement:
+    """Where the workers run: an RDMA GPU pool and the RdmaNetwork whose NIC claims they take."""
+
+    pool: GpuNodePool
+    """The RDMA pool (node selector, tolerations, size for the fit). Required; NVIDIA GPUs only (the
+    DynamoGraphDeployment's ``resources.limits.gpu`` becomes ``nvidia.com/gpu``)."""
+    rdma: RdmaNetwork
+    """The RdmaNetwork serving the pool; the graph deploys into its namespace. Required."""
+
+
+@dataclass(frozen=True)
+class DynamoSecrets:
+    """The Hugging Face token the workers download weights with; pass a Pulumi secret."""
+
+    hf_token: Any
+    """Becomes ``HF_TOKEN`` in the Secret ``<name>-hf-token`` that every worker reads (``envFromSecret``). Required."""
