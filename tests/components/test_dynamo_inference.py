@@ -229,3 +229,19 @@ def test_a_refusal_registers_nothing_of_the_component():
     assert "kubernetes:core/v1:Node" not in types and "aks-gpu:index:RdmaNetwork" in types
     assert "aks-gpu:index:DynamoInference" not in types
     assert not [t for t in types if "nvidia.com" in t]
+
+
+def test_the_policy_pack_reads_the_graph_and_finds_nothing_mandatory(built):
+    """The pack's template table knows DynamoGraphDeployment (``extraPodSpec`` + ``mainContainer``): the
+    rendered graph passes the mandatory rules, and a privileged worker is caught."""
+    import copy
+
+    from planner.analyzer import analyze
+
+    run, _ = built
+    assert [v for v in analyze(run) if v.mandatory] == []
+    broken = copy.deepcopy(run)
+    dgd = one(broken, "DynamoGraphDeployment")
+    worker = dgd.inputs["spec"]["services"]["VllmDecodeWorker"]["extraPodSpec"]["mainContainer"]
+    worker.setdefault("securityContext", {})["privileged"] = True
+    assert "ipc-lock-without-privileged" in {v.policy for v in analyze(broken) if v.mandatory and v.urn == dgd.urn}
