@@ -14,3 +14,6 @@ KAITO_SERVICE_PORT = 80
 
 KAITO_POD_PORT = 5000
 """The inference server's port in the pod (kaito@v0.6.0 pkg/workspace/inference/preset_inferences.go:45-52)."""
+
+DYNAMO_FRONTEND_PORT = 8000
+"""The Dynamo frontend's OpenAI-compatible HTTP port (the ``<graph>-frontend`` Service the Dynamo guides port-forward)."""

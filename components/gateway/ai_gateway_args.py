@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from .._base import StrictModel
-from ..core.endpoints import INSTANCE_LABEL, KAITO_POD_PORT, KAITO_SERVICE_PORT, VLLM_PORT
+from ..core.endpoints import DYNAMO_FRONTEND_PORT, INSTANCE_LABEL, KAITO_POD_PORT, KAITO_SERVICE_PORT, VLLM_PORT
 from ..core.errors import FieldProblem, FieldProblems
 from ..core.images import REGISTRY, pin_problem
 from ..core.names import DNS_LABEL, DNS_SUBDOMAIN, GUID, LABEL_VALUE
@@ -20,6 +20,7 @@ from ..core.names import DNS_LABEL, DNS_SUBDOMAIN, GUID, LABEL_VALUE
 if TYPE_CHECKING:
     import pulumi
 
+    from ..serving.dynamo_inference import DynamoInference
     from ..serving.kaito_workspace import KaitoWorkspace
     from ..serving.vllm_service import VllmService
 
@@ -53,7 +54,8 @@ class GatewayBackend:
     in-cluster name ``<svc>.<ns>.svc.cluster.local``, ``api_key_secret`` the vLLM key, and ``pod_selector``
     the labels of its pods (NetworkPolicy). ``kind`` ``kaito``: a KAITO workspace's Service (port 80 to the
     pods' 5000); KAITO's vLLM takes no API key, so the NetworkPolicy that admits only the gateway is its
-    only guard. ``kind`` ``azure-openai``: ``hostname`` is ``<account>.openai.azure.com`` on 443, reached
+    only guard. ``kind`` ``dynamo``: a DynamoInference's frontend Service (port 8000), which checks no key
+    either. ``kind`` ``azure-openai``: ``hostname`` is ``<account>.openai.azure.com`` on 443, reached
     with a short-lived Entra token (see ``AiGateway``).
     """
 
@@ -61,8 +63,8 @@ class GatewayBackend:
     """Names the backend's objects: a DNS label of at most 50 characters, unique per gateway."""
     model: str
     """The ``model`` clients send for this backend, unique per gateway."""
-    kind: Literal["self-hosted", "kaito", "azure-openai"]
-    """What serves it: a vLLM Service, a KAITO workspace, or an Azure OpenAI deployment."""
+    kind: Literal["self-hosted", "kaito", "dynamo", "azure-openai"]
+    """What serves it: a vLLM Service, a KAITO workspace, a Dynamo frontend, or an Azure OpenAI deployment."""
     hostname: str
     """``<svc>.<ns>.svc.cluster.local`` in the cluster, ``<account>.openai.azure.com`` for Azure OpenAI."""
     port: int | None = None
@@ -107,6 +109,18 @@ class GatewayBackend:
             pod_selector=dict(workspace.pod_labels),
         )
 
+    @classmethod
+    def from_dynamo(cls, inference: DynamoInference, name: str | None = None) -> GatewayBackend:
+        """A backend for a ``DynamoInference``'s frontend; its served model name is what clients send."""
+        return cls(
+            name=name or f"dynamo-{inference.service_name}",
+            model=inference.served_model_name,
+            kind="dynamo",
+            hostname=f"{inference.service_name}.{inference.namespace}.svc.cluster.local",
+            port=DYNAMO_FRONTEND_PORT,
+            pod_selector=dict(inference.pod_labels),
+        )
+
     @property
     def in_cluster(self) -> bool:
         return self.kind != "azure-openai"
@@ -115,7 +129,7 @@ class GatewayBackend:
     def effective_port(self) -> int:
         if self.port:
             return self.port
-        return {"self-hosted": VLLM_PORT, "kaito": KAITO_SERVICE_PORT}.get(self.kind, 443)
+        return {"self-hosted": VLLM_PORT, "kaito": KAITO_SERVICE_PORT, "dynamo": DYNAMO_FRONTEND_PORT}.get(self.kind, 443)
 
     @property
     def effective_schema(self) -> str:
@@ -360,8 +374,9 @@ def _in_cluster_problems(where: str, b: GatewayBackend) -> list[FieldProblem]:
                 "give the serving pods' labels: ingress to them is limited to the gateway",
             )
         )
-    if b.kind == "kaito" and b.api_key_secret is not None:
-        problems.append(FieldProblem(f"{where}.api_key_secret", "set", "KAITO's inference server takes no API key"))
+    if b.kind in ("kaito", "dynamo") and b.api_key_secret is not None:
+        server = "KAITO's inference server" if b.kind == "kaito" else "Dynamo's frontend"
+        problems.append(FieldProblem(f"{where}.api_key_secret", "set", f"{server} takes no API key"))
     return problems
 
 

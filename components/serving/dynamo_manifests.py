@@ -44,7 +44,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ..core import models
-from ..core.endpoints import INSTANCE_LABEL
+from ..core.endpoints import DYNAMO_FRONTEND_PORT, INSTANCE_LABEL
 from ..core.errors import FieldProblem
 from ..core.labels import NVIDIA_GPU
 from .dynamo_args import DynamoInferenceArgs, DynamoPlacement, DynamoSecrets, DynamoWorkerArgs
@@ -60,7 +60,7 @@ repository (``repository_opts``) so the planner finds the chart by name and vers
 OPERATOR_IMAGE = "nvcr.io/nvidia/ai-dynamo/kubernetes-operator"
 API_VERSION = "nvidia.com/v1alpha1"
 KIND = "DynamoGraphDeployment"
-FRONTEND_PORT = 8000
+FRONTEND_PORT = DYNAMO_FRONTEND_PORT
 """The frontend's OpenAI HTTP port (``dynamo.frontend --http-port`` default, ``DYN_HTTP_PORT``)."""
 NIXL_KV_TRANSFER = {"kv_connector": "NixlConnector", "kv_role": "kv_both"}
 ROLE_LABEL = "aks-gpu-inference/dynamo-role"

@@ -5,6 +5,7 @@ is ever recorded in plain text."""
 
 import functools
 import json
+from dataclasses import replace
 
 import kubernetes_validate
 import pulumi
@@ -629,6 +630,35 @@ def test_a_kaito_workspace_is_a_backend_without_a_key():
     )
     assert policy["spec"]["podSelector"] == {"matchLabels": {"kaito.sh/workspace": "phi"}}
     assert policy["spec"]["ingress"][0]["ports"] == [{"protocol": "TCP", "port": 5000}], "the pods' port, not the Service's 80"
+
+
+class FakeDynamo:
+    service_name = "llama-frontend"
+    namespace = "llm-d-infra"
+    served_model_name = "meta-llama/Llama-3.3-70B-Instruct"
+    pod_labels = {"app.kubernetes.io/instance": "llama-frontend"}
+
+
+def test_a_dynamo_frontend_is_a_backend_without_a_key():
+    dynamo = GatewayBackend.from_dynamo(FakeDynamo())
+    assert (dynamo.kind, dynamo.effective_port, dynamo.secret_name, dynamo.namespace) == ("dynamo", 8000, None, "llm-d-infra")
+    _, run = build(backends=[llama(), dynamo])
+    assert obj(run, "gateway.envoyproxy.io/v1alpha1:Backend", "dynamo-llama-frontend")["spec"] == {
+        "endpoints": [{"fqdn": {"hostname": "llama-frontend.llm-d-infra.svc.cluster.local", "port": 8000}}]
+    }
+    assert [kubernetes_object(r)["metadata"]["name"] for r in of_type(run, "BackendSecurityPolicy")] == ["llama"]
+    rules = obj(run, "AIGatewayRoute")["spec"]["rules"]
+    assert rules[1]["matches"][0]["headers"][0]["value"] == "meta-llama/Llama-3.3-70B-Instruct"
+    policy = next(
+        kubernetes_object(r)
+        for r in of_type(run, "NetworkPolicy")
+        if kubernetes_object(r)["metadata"]["namespace"] == "llm-d-infra"
+    )
+    assert policy["spec"]["podSelector"] == {"matchLabels": {"app.kubernetes.io/instance": "llama-frontend"}}
+    keyed = replace(dynamo, api_key_secret="k")
+    assert [p.problem for p in gateway_problems(AiGatewayArgs(client_ids=["alice"]), [llama(), keyed], {"alice": "k"})] == [
+        "Dynamo's frontend takes no API key"
+    ]
 
 
 def test_one_setting_moves_every_gateway_image_to_a_private_registry():
