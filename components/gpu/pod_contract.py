@@ -44,13 +44,20 @@ class RdmaPodSpec:
 
     @staticmethod
     def security_context(base: dict[str, Any] | None = None) -> dict[str, Any]:
-        """IPC_LOCK without privileged: drop ALL, add IPC_LOCK, no escalation, never privileged."""
+        """IPC_LOCK without privileged: drop ALL, add IPC_LOCK, no escalation, never privileged, as root.
+
+        Root because an added capability reaches only a root process: Kubernetes sets no ambient
+        capabilities (kubernetes/kubernetes#56374), so under a non-root user IPC_LOCK would be in the
+        bounding set only and memory registration would stop at RLIMIT_MEMLOCK (8 MiB). Seed 004's
+        qualified pod ran the image's default user, root. Everything else stays dropped.
+        """
         context = copy.deepcopy(base or {})
         context.pop("privileged", None)
         capabilities = context["capabilities"] = dict(context.get("capabilities") or {})
         capabilities["drop"] = ["ALL"]
         capabilities["add"] = sorted(set(capabilities.get("add") or []) | {RDMA_CAPABILITY})
         context["allowPrivilegeEscalation"] = False
+        context.update(runAsUser=0, runAsNonRoot=False)
         return context
 
     def apply(self, pod_spec: dict[str, Any], containers: list[str] | None = None) -> dict[str, Any]:

@@ -67,6 +67,9 @@ def test_security_context_from_nothing_is_ipc_lock_without_privilege():
     assert RdmaPodSpec.security_context() == {
         "capabilities": {"drop": ["ALL"], "add": ["IPC_LOCK"]},
         "allowPrivilegeEscalation": False,
+        # An added capability reaches only a root process (no ambient capabilities in Kubernetes).
+        "runAsUser": 0,
+        "runAsNonRoot": False,
     }
     assert RdmaPodSpec.security_context({}) == RdmaPodSpec.security_context(None)
 
@@ -76,13 +79,15 @@ def test_security_context_drops_privileged_and_keeps_other_settings():
         "privileged": True,
         "allowPrivilegeEscalation": True,
         "runAsNonRoot": True,
+        "readOnlyRootFilesystem": True,
         "capabilities": {"add": ["NET_ADMIN", "IPC_LOCK"], "drop": ["NET_RAW"]},
     }
     original = copy.deepcopy(base)
     context = RdmaPodSpec.security_context(base)
     assert "privileged" not in context
     assert context["allowPrivilegeEscalation"] is False
-    assert context["runAsNonRoot"] is True
+    assert context["readOnlyRootFilesystem"] is True
+    assert (context["runAsUser"], context["runAsNonRoot"]) == (0, False), "IPC_LOCK needs root to take effect"
     assert context["capabilities"] == {"add": ["IPC_LOCK", "NET_ADMIN"], "drop": ["ALL"]}
     assert base == original, "the base context is not modified"
 
@@ -104,7 +109,8 @@ def test_apply_merges_the_whole_contract():
         "claims": [{"name": "cache"}, {"name": "rdma-nics"}, {"name": "gpus"}],
     }
     assert server["securityContext"] == {
-        "runAsUser": 1000,
+        "runAsUser": 0,
+        "runAsNonRoot": False,
         "allowPrivilegeEscalation": False,
         "capabilities": {"add": ["IPC_LOCK", "SYS_PTRACE"], "drop": ["ALL"]},
     }
@@ -176,6 +182,8 @@ def test_apply_fills_a_bare_pod():
     assert container["securityContext"] == {
         "capabilities": {"drop": ["ALL"], "add": ["IPC_LOCK"]},
         "allowPrivilegeEscalation": False,
+        "runAsUser": 0,
+        "runAsNonRoot": False,
     }
     assert CONTRACT.apply({}) == {
         "nodeSelector": {AGENTPOOL: "h100"},

