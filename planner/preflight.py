@@ -67,24 +67,6 @@ def _family(vm_size: str, facts: AzureFacts) -> str | None:
     return sku.family if sku and sku.family else quota.family_of(vm_size)
 
 
-def _quota_rows(asks: StackAsks, facts: AzureFacts) -> dict[str, tuple[int, list[str]]]:
-    rows: dict[str, tuple[int, list[str]]] = {}
-
-    def add(name: str, pool: demand.PoolDemand) -> None:
-        vcpus, pools = rows.get(name, (0, []))
-        rows[name] = (vcpus + (pool.vcpus or 0), [*pools, pool.pool])
-
-    for pool in asks.pools:
-        if not pool.nodes:
-            continue
-        if pool.spot:
-            add(quota.SPOT, pool)
-            continue
-        add(_family(pool.vm_size, facts) or f"family of {pool.vm_size}", pool)
-        add(quota.REGIONAL, pool)
-    return rows
-
-
 def _request_fix(name: str, facts: AzureFacts, limit: int) -> str:
     kind = "lowPriority" if name == quota.SPOT else "dedicated"
     scope = f"/subscriptions/{facts.subscription}/providers/Microsoft.Compute/locations/{facts.region}"
@@ -96,7 +78,8 @@ def _request_fix(name: str, facts: AzureFacts, limit: int) -> str:
 
 def quota_verdicts(asks: StackAsks, facts: AzureFacts) -> list[Verdict]:
     verdicts = []
-    for name, (vcpus, pools) in _quota_rows(asks, facts).items():
+    for row in demand.rows_for(asks.pools, facts.region, lambda size: _family(size, facts)):
+        name, vcpus, pools = row.name, row.vcpus, row.pools
         usage = facts.usages.get(quota.normalise(name))
         item = f"quota {name} ({', '.join(pools)})"
         if usage is None:

@@ -29,10 +29,9 @@ def _subscription(args: argparse.Namespace, config: dict[str, str]) -> str:
 
 
 def _region(run: Any, config: dict[str, str], project: str) -> str:
-    for r in run.resources:
-        if r.type == "azure-native:containerservice:ManagedCluster" and r.inputs.get("location"):
-            return str(r.inputs["location"])
-    region = config.get(f"{project}:location") or config.get("azure-native:location")
+    from .quota import region_of
+
+    region = region_of(run.resources, config.get(f"{project}:location") or config.get("azure-native:location"))
     if not region:
         raise ConfigError("preflight cannot tell the stack's region", ["set location in the stack file"])
     return region

@@ -11,6 +11,7 @@ region's Spot quota only.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from components.core import catalog, quota
@@ -89,6 +90,11 @@ def pool_demands(resources) -> list[PoolDemand]:
 
 def needs(resources, region: str) -> list[QuotaNeed]:
     """The usages rows the stack draws on in ``region``, largest first; the regional totals last."""
+    return rows_for(pool_demands(resources), region)
+
+
+def rows_for(demands: list[PoolDemand], region: str, family_of: Callable[[str], str | None] = quota.family_of) -> list[QuotaNeed]:
+    """``needs`` for given pool demands; ``family_of`` names a size's family (preflight passes Azure's answer)."""
     rows: dict[str, QuotaNeed] = {}
 
     def add(name: str, demand: PoolDemand, known: bool = True) -> None:
@@ -97,14 +103,22 @@ def needs(resources, region: str) -> list[QuotaNeed]:
         row.pools.append(demand.pool)
         row.known = row.known and known and demand.vcpus is not None
 
-    for demand in pool_demands(resources):
+    for demand in demands:
         if demand.nodes == 0:
             continue
         if demand.spot:
             add(quota.SPOT, demand)
             continue
-        family = quota.family_of(demand.vm_size)
+        family = family_of(demand.vm_size)
         add(family or f"family of {demand.vm_size}", demand, known=family is not None)
         add(quota.REGIONAL, demand)
     totals = [rows.pop(n) for n in (quota.REGIONAL, quota.SPOT) if n in rows]
     return sorted(rows.values(), key=lambda r: -r.vcpus) + totals
+
+
+def region_of(resources, fallback: str | None = None) -> str | None:
+    """The managed cluster's region, else ``fallback`` (an existing cluster registers no ManagedCluster)."""
+    for r in resources:
+        if r.type == "azure-native:containerservice:ManagedCluster" and r.inputs.get("location"):
+            return str(r.inputs["location"])
+    return fallback

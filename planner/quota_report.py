@@ -10,15 +10,8 @@ from . import quota as demand
 from .tables import table
 
 
-def region_of(run, fallback: str | None = None) -> str:
-    for r in run.resources:
-        if r.type == "azure-native:containerservice:ManagedCluster" and r.inputs.get("location"):
-            return str(r.inputs["location"])
-    return fallback or "the stack's region"
-
-
 def text(run, stack: str, fallback_region: str | None = None) -> str:
-    region = region_of(run, fallback_region)
+    region = demand.region_of(run.resources, fallback_region) or "the stack's region"
     needs = demand.needs(run.resources, region)
     rows = [[n.region, n.name if n.known else f"{n.name} (unknown offline)", n.vcpus, ", ".join(n.pools)] for n in needs]
     lines = [f"Quota: vCPUs at the pools' maximum node counts, upgrade surge included (Compute usages names, {region})"]

@@ -84,7 +84,8 @@ def gpu_pools(run: ProgramRun) -> str:
     return table(["pool", "vm size", "gpu", "nodes", "gpus/node", "vram/node", "schedulable as", "priority"], rows)
 
 
-def _money(value: float) -> str:
+def money(value: float) -> str:
+    """Dollars with thousands separators and cents."""
     return f"${value:,.2f}"
 
 
@@ -106,7 +107,7 @@ def cost_estimate(run: ProgramRun) -> str:
             tier = plain(r.inputs).get("sku", {}).get("tier", "Free")
             fee = catalog.control_plane_usd_per_hour(tier) * catalog.HOURS_PER_MONTH
             low_total, high_total = low_total + fee, high_total + fee
-            rows.append([f"control plane ({tier})", "-", "-", f"${catalog.control_plane_usd_per_hour(tier):,.3f}", _money(fee)])
+            rows.append([f"control plane ({tier})", "-", "-", f"${catalog.control_plane_usd_per_hour(tier):,.3f}", money(fee)])
     rows.append(["total", "", "", "", _range(low_total, high_total)])
     prices = catalog.price_snapshot()
     notes = [
@@ -124,7 +125,7 @@ def _nodes(line: PoolLine) -> str:
 
 
 def _range(low: float, high: float) -> str:
-    return _money(low) if abs(high - low) < 0.005 else f"{_money(low)} - {_money(high)}"
+    return money(low) if abs(high - low) < 0.005 else f"{money(low)} - {money(high)}"
 
 
 def deployability(findings, renders, as_of, upstream) -> str:

@@ -4,11 +4,12 @@ its source (the catalog's list price, the pool's Spot ceiling, a seed's own figu
 from __future__ import annotations
 
 from .render import plain
+from .report import money
 from .tables import table
 
 
 def _money(value: float | None) -> str:
-    return "unknown" if value is None else f"${value:,.2f}"
+    return "unknown" if value is None else money(value)
 
 
 def text(run) -> str:
