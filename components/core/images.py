@@ -62,6 +62,14 @@ def pin_problem(image: str) -> str | None:
     return None
 
 
+def require_pinned(image: str) -> str:
+    """``image`` when it is pinned; else a ValueError saying why (an args model's field validator)."""
+    problem = pin_problem(image)
+    if problem:
+        raise ValueError(f"pin the image to a version tag or digest: it {problem}")
+    return image
+
+
 def is_pinned(image: str) -> bool:
     """Whether ``image`` names a version tag other than ``latest``, or a digest."""
     return pin_problem(image) is None

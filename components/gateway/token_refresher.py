@@ -8,16 +8,16 @@ uses it as a bearer credential for Azure OpenAI, so no long-lived key exists any
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pulumi
 import pulumi_kubernetes as k8s
-from pydantic import Field, field_validator
+from pydantic import AfterValidator, Field, field_validator
 
 from .._base import PACKAGE, Children, StrictModel, kubernetes_provider, raise_problems, validate_args
 from ..azure.workload_identity import WorkloadIdentity
 from ..core.errors import FieldProblem
-from ..core.images import pin_problem
+from ..core.images import require_pinned
 from ..core.names import DNS_LABEL, DNS_SUBDOMAIN
 from ..core.security import restricted_container, restricted_pod
 
@@ -50,7 +50,7 @@ class EntraTokenRefresherArgs(StrictModel):
     component's name; a parent component passes its own child name as ``name`` (unique per parent) and
     the fixed in-cluster name here."""
 
-    image: str = IMAGE
+    image: Annotated[str, AfterValidator(require_pinned)] = IMAGE
     """The Python image the script runs in, pinned. Default ``IMAGE``; pass a private registry's copy."""
 
     @field_validator("secret_names")
@@ -60,14 +60,6 @@ class EntraTokenRefresherArgs(StrictModel):
         if bad:
             raise ValueError(f"Secret names are DNS subdomains (lowercase letters, digits, '-' and '.'): {bad}")
         return names
-
-    @field_validator("image")
-    @classmethod
-    def _pinned(cls, image: str) -> str:
-        problem = pin_problem(image)
-        if problem:
-            raise ValueError(f"pin the image to a version tag or digest: it {problem}")
-        return image
 
 
 def refresher_problems(args: EntraTokenRefresherArgs, kube_name: str, identity: WorkloadIdentity) -> list[FieldProblem]:

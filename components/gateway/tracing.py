@@ -9,18 +9,18 @@ on the component, the role Azure Monitor requires for Entra-authenticated teleme
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 from pulumi_azure_native import applicationinsights, operationalinsights
-from pydantic import Field, field_validator
+from pydantic import AfterValidator, Field
 
 from .._base import PACKAGE, Children, StrictModel, kubernetes_provider, validate_args
 from ..azure.workload_identity import WorkloadIdentity
 from ..context import ClusterContext
-from ..core.images import pin_problem
+from ..core.images import require_pinned
 from ..core.names import DNS_LABEL
 from ..core.security import restricted_container, restricted_pod
 
@@ -74,16 +74,8 @@ class TraceCollectorArgs(StrictModel):
     component's name; a parent component passes its own child name as ``name`` (unique per parent) and
     the fixed in-cluster name here."""
 
-    image: str = COLLECTOR_IMAGE
+    image: Annotated[str, AfterValidator(require_pinned)] = COLLECTOR_IMAGE
     """The collector image, pinned. Default ``COLLECTOR_IMAGE``; pass a private registry's copy."""
-
-    @field_validator("image")
-    @classmethod
-    def _pinned(cls, image: str) -> str:
-        problem = pin_problem(image)
-        if problem:
-            raise ValueError(f"pin the image to a version tag or digest: it {problem}")
-        return image
 
 
 def collector_deployment(args: TraceCollectorArgs, kube_name: str, pod_labels: dict[str, str]) -> dict[str, Any]:
