@@ -170,6 +170,7 @@ def render_profile(profile: dict[str, Any], release: str, namespace: str, values
         hooks=hooks,
         crds=crds,
         notes=list(profile.get("notes") or []),
+        caveat=str(profile.get("caveat") or ""),
         free_form=tuple(profile.get("free_form") or ()),
     )
     return render

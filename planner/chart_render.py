@@ -72,6 +72,8 @@ class ChartRender:
     hooks: list[Hook] = field(default_factory=list)
     crds: list[Crd] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    caveat: str = ""
+    """What the profile itself could not verify (its ``caveat``); the plan lists it under "not checked"."""
     free_form: tuple[str, ...] = ()
     values_checked: bool | None = None
     """Whether the values were checked against an upstream copy of the chart (None: not yet asked)."""

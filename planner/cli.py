@@ -100,6 +100,7 @@ def _plan(args: argparse.Namespace, project_dir: Path, out) -> int:
         )
     run, renders = _run_stack(args, project_dir, stack)
     from . import analyzer, claims, deploy, gateway_report, quota_report, render, report, training_report
+    from .deploy import crds as deploy_crds
     from .deploy import model as deploy_model
     from .upstream import upstream_dir
 
@@ -130,7 +131,8 @@ def _plan(args: argparse.Namespace, project_dir: Path, out) -> int:
         json.dumps({"as_of": as_of.isoformat(), "findings": [f.as_dict() for f in findings]}, indent=2) + "\n"
     )
     print(report.claim_satisfiability(claim_verdicts), end="")
-    print(report.deployability(findings, renders, as_of, upstream), end="\n\n")
+    unpinned = deploy_crds.unpinned(planned, upstream)
+    print(report.deployability(findings, renders, as_of, upstream, unpinned), end="\n\n")
     print(gateway_report.text(gateway), end="\n\n")
     mandatory = _print_verdicts(run, verdicts, analyzer.exemptions(run, policy_config))
     out.commit()

@@ -128,8 +128,9 @@ def _range(low: float, high: float) -> str:
     return money(low) if abs(high - low) < 0.005 else f"{money(low)} - {money(high)}"
 
 
-def deployability(findings, renders, as_of, upstream) -> str:
-    """The Deployability section: which charts were rendered how, every finding, what was not checked."""
+def deployability(findings, renders, as_of, upstream, unpinned_crds=()) -> str:
+    """The Deployability section: which charts were rendered how, every finding, what was not checked
+    (``unpinned_crds``: the custom resource kinds whose CRD schema the upstream copy lacks)."""
     from .deploy import CHECKS, NOT_CHECKED
 
     blockers = sum(f.level == "blocker" for f in findings)
@@ -168,6 +169,13 @@ def deployability(findings, renders, as_of, upstream) -> str:
         not_checked.insert(0, "charts rendered from profiles, not by helm: objects as the profile records them for these values")
     if upstream is None:
         not_checked.insert(0, "chart values against the charts (no upstream copy: pass --upstream DIR or set AKS_GPU_UPSTREAM)")
+    else:
+        unpinned = [f"{r.chart} {r.version}" for r in renders if r.values_checked is False]
+        if unpinned:
+            not_checked.insert(0, f"the values passed to {', '.join(unpinned)} (no pinned values.yaml in the upstream copy)")
+    not_checked[:0] = [f"{r.chart} {r.version}: {r.caveat}" for r in renders if r.caveat and r.source != "helm template"]
+    if unpinned_crds:
+        not_checked.insert(0, f"{', '.join(unpinned_crds)} against a CRD schema (none pinned in the upstream copy)")
     lines.append("  not checked offline: " + "; ".join(not_checked) + ".")
     return "\n".join(lines)
 

@@ -16,4 +16,12 @@ KAITO_POD_PORT = 5000
 """The inference server's port in the pod (kaito@v0.6.0 pkg/workspace/inference/preset_inferences.go:45-52)."""
 
 DYNAMO_FRONTEND_PORT = 8000
-"""The Dynamo frontend's OpenAI-compatible HTTP port (the ``<graph>-frontend`` Service the Dynamo guides port-forward)."""
+"""The Dynamo frontend's OpenAI-compatible HTTP port: ``dynamo.frontend --http-port`` default (ai-dynamo 1.6.1)
+and the port of the Service the operator makes for a ``type: frontend`` component (graph.go GenerateComponentService)."""
+
+
+def dynamo_component_service(graph: str, component: str) -> str:
+    """The Service the Dynamo operator creates for a graph's component: ``<graph>-<component>`` lower-cased,
+    dots as hyphens (ai-dynamo/dynamo deploy/operator/internal/dynamo/graph.go GetDCDResourceName and
+    NormalizeKubeResourceName, read through the code index at 003d1ee5)."""
+    return f"{graph}-{component}".lower().replace(".", "-")

@@ -77,14 +77,14 @@ class SemanticRouterGateway(pulumi.ComponentResource):
             group and region that Azure OpenAI, the identities, Application Insights and Grafana go into.
         :param models: The self-hosted VllmServices to route to, by name.
         :param secrets: The key the vLLM services require, and the API key per gateway client id.
-        :param shared: KAITO workspaces to route to as well, the model store the router's models are copied
+        :param shared: KAITO workspaces and Dynamo frontends to route to as well, the model store the router's models are copied
             from, and the Prometheus workspace Grafana reads. Default: none of them.
         """
         args = validate_args(SemanticRouterGatewayArgs, args, "SemanticRouterGateway", name)
         shared = shared or SharedServices()
         cluster.require("SemanticRouterGateway", name, "oidc_issuer_url", "location")
         raise_problems("SemanticRouterGateway", name, semantic_router_gateway_problems(args, models, secrets, shared))
-        config = router_config_args(name, args, models, shared.kaito)
+        config = router_config_args(name, args, models, shared)
         super().__init__(f"{PACKAGE}:index:SemanticRouterGateway", name, None, opts)
         # Every child, nested components included, uses the provider of opts where given, else the cluster's.
         cluster = replace(cluster, provider=kubernetes_provider(opts, cluster.provider))
@@ -108,7 +108,7 @@ class SemanticRouterGateway(pulumi.ComponentResource):
             f"{name}-gateway",
             gateway_args,
             opts=child,
-            backends=self_hosted_backends(models, shared.kaito, secrets.vllm_api_key) + frontier,
+            backends=self_hosted_backends(models, shared, secrets.vllm_api_key) + frontier,
             client_keys=secrets.client_keys,
             cluster=cluster,
         )

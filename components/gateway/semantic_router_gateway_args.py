@@ -14,7 +14,7 @@ from pydantic import Field, ValidationError
 from .._base import ComponentInputError, StrictModel
 from ..azure import AzureOpenAIArgs, ManagedGrafanaArgs
 from ..core import catalog
-from ..core.endpoints import KAITO_SERVICE_PORT, VLLM_PORT
+from ..core.endpoints import DYNAMO_FRONTEND_PORT, KAITO_SERVICE_PORT, VLLM_PORT
 from ..core.errors import FieldProblem, validation_problems
 from ..core.names import DNS_LABEL
 from . import router_config
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     import pulumi
 
     from ..azure import ManagedPrometheus, ModelStore
-    from ..serving import KaitoWorkspace, VllmService
+    from ..serving import DynamoInference, KaitoWorkspace, VllmService
 
 TRACE_COLLECTOR = "otel-collector"
 """In-cluster name of the trace collector (its Service in the gateway's namespace)."""
@@ -88,6 +88,8 @@ class SharedServices:
 
     kaito: Mapping[str, KaitoWorkspace] = field(default_factory=dict)
     """KAITO workspaces to route to besides the vLLM services, by name. Default none."""
+    dynamo: Mapping[str, DynamoInference] = field(default_factory=dict)
+    """Dynamo frontends to route to besides the vLLM services, by name. Default none."""
     model_store: ModelStore | None = None
     """Where the router's classifier models are copied from, unless ``router_models_volume`` is set."""
     prometheus: ManagedPrometheus | str | None = None
@@ -99,11 +101,11 @@ def semantic_router_gateway_problems(
 ) -> list[FieldProblem]:
     """Every problem with what a ``SemanticRouterGateway`` is given; none if it can be built."""
     problems = []
-    if not models and not shared.kaito:
+    if not models and not shared.kaito and not shared.dynamo:
         problems.append(FieldProblem("models", [], "route to at least one self-hosted model (the cheap path)"))
     if not args.azure_openai.deployments:
         problems.append(FieldProblem("azure_openai.deployments", [], "add the frontier model deployment"))
-    problems += _served_name_problems(models) + _price_problems(models, shared.kaito)
+    problems += _served_name_problems(models) + _price_problems(models, shared)
     if models and secrets.vllm_api_key is None:
         problems.append(FieldProblem("secrets.vllm_api_key", None, "the vLLM services require their API key (a Pulumi secret)"))
     if shared.model_store is None and args.router_models_volume is None:
@@ -133,7 +135,7 @@ def _served_name_problems(models: Mapping[str, VllmService]) -> list[FieldProble
     ]
 
 
-def _price_problems(models: Mapping[str, VllmService], kaito: Mapping[str, KaitoWorkspace]) -> list[FieldProblem]:
+def _price_problems(models: Mapping[str, VllmService], shared: SharedServices) -> list[FieldProblem]:
     problems = [
         FieldProblem(
             "models",
@@ -149,8 +151,17 @@ def _price_problems(models: Mapping[str, VllmService], kaito: Mapping[str, Kaito
             workspace.service_name,
             f"{workspace.instance_type} has no list price in the catalog, so its cost per token is unknown",
         )
-        for workspace in kaito.values()
+        for workspace in shared.kaito.values()
         if catalog.get_sku(workspace.instance_type).price_usd_per_hour is None
+    ]
+    problems += [
+        FieldProblem(
+            "dynamo",
+            inference.service_name,
+            f"{inference.pool_sku.name} has no list price in the catalog, so its cost per token is unknown",
+        )
+        for inference in shared.dynamo.values()
+        if inference.pool_sku.price_usd_per_hour is None
     ]
     return problems
 
@@ -164,7 +175,7 @@ def _self_hosted(model: str, endpoint: str, usd_per_hour: float, tokens_per_seco
 
 
 def router_models(
-    args: SemanticRouterGatewayArgs, models: Mapping[str, VllmService], kaito: Mapping[str, KaitoWorkspace]
+    args: SemanticRouterGatewayArgs, models: Mapping[str, VllmService], shared: SharedServices
 ) -> list[router_config.RouterModel]:
     """The router's models with their cost per 1M tokens: self-hosted first, then the Azure OpenAI deployments."""
     tokens_per_second = args.self_hosted_tokens_per_second
@@ -174,11 +185,16 @@ def router_models(
         share = service.pool_sku.price_usd_per_hour * service.fit.tp / service.pool_sku.gpus
         endpoint = f"{service.service_name}.{service.namespace}.svc.cluster.local:{VLLM_PORT}"
         found.append(_self_hosted(service.served_model_name, endpoint, share, tokens_per_second))
-    for workspace in kaito.values():
+    for workspace in shared.kaito.values():
         # KAITO runs one replica per node set: charge it all ``count`` nodes of its size.
         hourly = catalog.get_sku(workspace.instance_type).price_usd_per_hour
         endpoint = f"{workspace.service_name}.{workspace.namespace}.svc.cluster.local:{KAITO_SERVICE_PORT}"
         found.append(_self_hosted(workspace.served_model_name, endpoint, hourly * workspace.count, tokens_per_second))
+    for inference in shared.dynamo.values():
+        # Every Dynamo worker owns a whole node (its full NIC claim): charge them all; the CPU frontend is free.
+        hourly = inference.pool_sku.price_usd_per_hour * inference.worker_nodes
+        endpoint = f"{inference.service_name}.{inference.namespace}.svc.cluster.local:{DYNAMO_FRONTEND_PORT}"
+        found.append(_self_hosted(inference.served_model_name, endpoint, hourly, tokens_per_second))
     for deployment in args.azure_openai.deployments:
         found.append(
             router_config.RouterModel(
@@ -193,10 +209,10 @@ def router_models(
 
 
 def router_config_args(
-    name: str, args: SemanticRouterGatewayArgs, models: Mapping[str, VllmService], kaito: Mapping[str, KaitoWorkspace]
+    name: str, args: SemanticRouterGatewayArgs, models: Mapping[str, VllmService], shared: SharedServices
 ) -> router_config.RouterConfigArgs:
     """The router's config, checked: a problem is refused as the gateway's, naming its key."""
-    found = router_models(args, models, kaito)
+    found = router_models(args, models, shared)
     cheap, frontier = found[0].name, args.azure_openai.deployments[0].name
     try:
         return router_config.RouterConfigArgs(
@@ -229,10 +245,14 @@ def frontier_backends(args: SemanticRouterGatewayArgs) -> list[GatewayBackend]:
 
 
 def self_hosted_backends(
-    models: Mapping[str, VllmService], kaito: Mapping[str, KaitoWorkspace], vllm_api_key: pulumi.Input[str] | None
+    models: Mapping[str, VllmService], shared: SharedServices, vllm_api_key: pulumi.Input[str] | None
 ) -> list[GatewayBackend]:
-    """The vLLM services, then the KAITO workspaces, as gateway backends."""
+    """The vLLM services, then the KAITO workspaces, then the Dynamo frontends, as gateway backends."""
     return [
-        GatewayBackend.from_vllm(service, service.namespace, service.served_model_name, vllm_api_key)
-        for service in models.values()
-    ] + [GatewayBackend.from_kaito(workspace) for workspace in kaito.values()]
+        *(
+            GatewayBackend.from_vllm(service, service.namespace, service.served_model_name, vllm_api_key)
+            for service in models.values()
+        ),
+        *(GatewayBackend.from_kaito(workspace) for workspace in shared.kaito.values()),
+        *(GatewayBackend.from_dynamo(inference) for inference in shared.dynamo.values()),
+    ]

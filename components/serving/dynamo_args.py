@@ -2,7 +2,7 @@
 and the components it runs on (small frozen dataclasses). No Pulumi import, so the stack config and the
 planner read these types without loading the SDKs.
 
-Every Dynamo fact here is pinned to one release, 0.8.1 (``dynamo_manifests.DYNAMO_VERSION``); the sources
+Every Dynamo fact here is pinned to one release, 1.6.1 (``dynamo_manifests.DYNAMO_VERSION``); the sources
 are listed in ``dynamo_manifests``.
 """
 
@@ -18,36 +18,31 @@ from ..core.names import DNS_LABEL
 
 if TYPE_CHECKING:
     from ..azure.gpu_node_pool import GpuNodePool
+    from ..gpu.dra_device_classes import DraDeviceClasses
     from ..gpu.rdma_network import RdmaNetwork
 
 
 class DynamoPlatformArgs(StrictModel):
-    """The Dynamo platform: the ``dynamo-crds`` and ``dynamo-platform`` charts (operator, etcd, NATS)."""
+    """The Dynamo platform: the ``dynamo-platform`` chart (the operator, its webhooks and, through the
+    operator's init container, the nvidia.com CRDs)."""
 
     namespace: str = Field("dynamo-system", pattern=DNS_LABEL.pattern)
-    """Namespace of the operator, etcd and NATS. Default ``dynamo-system``, the namespace Dynamo's install
+    """Namespace of the operator. Default ``dynamo-system``, the namespace Dynamo's install
     guide uses. It must not be the RDMA namespace: that one is ``privileged`` for the NICs."""
 
     create_namespace: bool = True
     """Create the namespace. Default True; False when another part of the stack owns it."""
 
-    chart_version: str = Field("0.8.1", pattern=r"^\d+\.\d+\.\d+(\.post\d+)?$")
-    """Version of both charts (``dynamo-crds-<v>.tgz`` and ``dynamo-platform-<v>.tgz`` from
-    ``https://helm.ngc.nvidia.com/nvidia/ai-dynamo/charts/``), exact. Default ``0.8.1``; the operator image
-    and the runtime image use the same tag, so change all three together. Not fetched offline: run
-    ``helm show chart`` once before a first install."""
-
-    etcd: bool = True
-    """Install the chart's bundled etcd (``etcd.enabled``). Default True, the chart's default. False only
-    with an external etcd, whose address then goes in ``extra_values`` (``dynamo-operator.etcdAddr``)."""
-
-    nats: bool = True
-    """Install the chart's bundled NATS with JetStream (``nats.enabled``). Default True: the KV-aware router
-    learns what each worker has cached from KV events published over NATS."""
+    chart_version: str = Field("1.6.1", pattern=r"^\d+\.\d+\.\d+$")
+    """Version of the ``dynamo-platform`` chart (``https://helm.ngc.nvidia.com/nvidia/ai-dynamo/charts/``),
+    exact; the operator image gets the same tag. Default ``1.6.1`` (ai-dynamo 1.6.1 on PyPI, 2026-10-27). The
+    runtime image must be of the same release, so change both together. The planner checks a version only
+    where a chart profile exists (``components/chart_profiles/dynamo-platform@<v>.yaml``)."""
 
     extra_values: dict[str, Any] = Field(default_factory=dict)
-    """More ``dynamo-platform`` values, merged over the component's (e.g. ``{"etcd": {"persistence":
-    {"storageClass": "managed-csi-premium"}}}``). Default none."""
+    """More ``dynamo-platform`` values, merged over the component's (e.g. ``{"dynamo-operator":
+    {"controllerManager": {"tolerations": [...]}}}``). Default none. The chart refuses the pre-1.4 keys
+    ``nats.enabled``, ``etcd.enabled``, ``grove.enabled`` and ``kai-scheduler.enabled``."""
 
 
 class DynamoWorkerArgs(StrictModel):
@@ -88,22 +83,23 @@ class DynamoInferenceArgs(StrictModel):
     served_model_name: str | None = None
     """The ``model`` clients send. Default None: ``model``."""
 
-    runtime_image: str = Field("nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.8.1", pattern=r"^[^\s:]+(/[^\s:]+)*:[^\s:]+$")
-    """Image of the frontend and the workers, pinned by tag. Default ``vllm-runtime:0.8.1``, the tag of the
-    pinned platform: the runtime and the operator must be of one release."""
+    runtime_image: str = Field("nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.1", pattern=r"^[^\s:]+(/[^\s:]+)*:[^\s:]+$")
+    """Image of the frontend and the workers, pinned by tag. Default ``vllm-runtime:1.6.1`` (vLLM 0.31.0, the
+    pin of the ai-dynamo 1.6.1 wheel), the tag of the pinned platform: the runtime and the operator must be of
+    one release, and the operator reads the runtime version from this tag."""
 
     prefill: DynamoWorkerArgs = Field(default_factory=DynamoWorkerArgs)
-    """The prefill workers (``subComponentType: prefill``). Default one full node."""
+    """The prefill workers (component ``type: prefill``). Default one full node."""
 
     decode: DynamoWorkerArgs = Field(default_factory=DynamoWorkerArgs)
-    """The decode workers (``subComponentType: decode``). Default one full node."""
+    """The decode workers (component ``type: decode``). Default one full node."""
 
     frontend_replicas: int = Field(1, ge=1, le=16)
     """Frontend pods (OpenAI HTTP server and KV router, CPU only). Default 1: each frontend replica keeps
     its own view of the workers' caches, so more replicas route less precisely."""
 
     platform: DynamoPlatformArgs = Field(default_factory=DynamoPlatformArgs)
-    """The platform release. Default: 0.8.1 in ``dynamo-system`` with etcd and NATS."""
+    """The platform release. Default: 1.6.1 in ``dynamo-system``."""
 
 
 @dataclass(frozen=True)
@@ -111,10 +107,13 @@ class DynamoPlacement:
     """Where the workers run: an RDMA GPU pool and the RdmaNetwork whose NIC claims they take."""
 
     pool: GpuNodePool
-    """The RDMA pool (node selector, tolerations, size for the fit). Required; NVIDIA GPUs only (the
-    DynamoGraphDeployment's ``resources.limits.gpu`` becomes ``nvidia.com/gpu``)."""
+    """The RDMA pool (node selector, tolerations, size for the fit). Required; NVIDIA GPUs only."""
     rdma: RdmaNetwork
     """The RdmaNetwork serving the pool; the graph deploys into its namespace. Required."""
+    gpu_claims: DraDeviceClasses | None = None
+    """The DraDeviceClasses serving the pool, when DRA hands out its GPUs: each worker then claims all of its
+    node's GPUs through the ``<pool>-gpus-full-node`` template (in the RDMA namespace) instead of
+    ``nvidia.com/gpu``. Default None (the device plugin)."""
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,13 @@
 """DynamoInference: NVIDIA Dynamo serving one vLLM model, disaggregated, on an RDMA pool.
 
-The component installs the Dynamo platform of one release (0.8.1: the ``dynamo-crds`` chart, then
-``dynamo-platform`` with its operator, etcd and NATS) and creates one ``DynamoGraphDeployment``: a CPU
-``Frontend`` (OpenAI HTTP on 8000, KV-aware routing with ``DYN_ROUTER_MODE=kv``) and prefill and decode
+The component installs the Dynamo platform of one release (1.6.1: the ``dynamo-platform`` chart, whose
+operator applies the nvidia.com CRDs itself; no etcd, since discovery goes through the Kubernetes API, and
+no NATS, since KV events go over ZMQ) and creates one ``DynamoGraphDeployment`` (``nvidia.com/v1beta1``): a
+CPU frontend (OpenAI HTTP on 8000, KV-aware routing with ``DYN_ROUTER_MODE=kv``) and prefill and decode
 vLLM workers on the RDMA pool, each worker a full node with the RdmaNetwork's pod contract (NIC claim,
-IPC_LOCK, UCX/NCCL env, the pool's node selector and tolerations), moving KV caches over NIXL. The
-memory fit is checked for each worker role before anything registers. One per cluster: the CRD chart
-owns the cluster-scoped nvidia.com CRDs and the operator runs cluster-wide.
+IPC_LOCK, UCX/NCCL env, the pool's node selector and tolerations, the DRA GPU claim where DRA serves the
+pool), moving KV caches over NIXL. The memory fit is checked for each worker role before anything
+registers. One per cluster: the operator runs cluster-wide.
 
 Sources and what is not verified: ``dynamo_manifests``' module docstring.
 """
@@ -19,7 +20,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from .._base import PACKAGE, Children, kubernetes_provider, raise_problems, validate_args
-from ..core import models
+from ..core import catalog, models
 from ..core.security import restricted_namespace
 from . import dynamo_manifests as manifests
 from .dynamo_args import DynamoInferenceArgs, DynamoPlacement, DynamoSecrets
@@ -32,7 +33,8 @@ class DynamoInference(pulumi.ComponentResource):
     """Dynamo's frontend over disaggregated vLLM workers (``endpoint``: ``http://<name>-frontend.<ns>.svc.cluster.local:8000/v1``).
 
     Outputs: ``endpoint``, ``service_name`` (the frontend Service), ``namespace``, ``served_model_name``,
-    ``pod_labels`` (the frontend pods' labels, for a NetworkPolicy), ``fit`` (per worker role).
+    ``pod_labels`` (the frontend pods' labels, for a NetworkPolicy), ``fit`` (per worker role), ``pool_sku``
+    and ``worker_nodes`` (the VM size and number of nodes the workers take, one each: what it costs).
     """
 
     endpoint: str
@@ -41,7 +43,8 @@ class DynamoInference(pulumi.ComponentResource):
     served_model_name: str
     pod_labels: dict[str, str]
     fit: dict[str, models.FitResult]
-    crds: k8s.helm.v4.Chart
+    pool_sku: catalog.GpuSku
+    worker_nodes: int
     platform: k8s.helm.v4.Chart
     graph: k8s.apiextensions.CustomResource
 
@@ -61,7 +64,8 @@ class DynamoInference(pulumi.ComponentResource):
         :param opts: Standard Pulumi resource options; a Kubernetes ``provider`` here wins over the cluster's.
             Children wait for its ``depends_on`` too.
         :param cluster: The cluster (``AksCluster.context``); its Kubernetes provider is used.
-        :param placement: The RDMA pool the workers run on and its RdmaNetwork (whose namespace the graph uses).
+        :param placement: The RDMA pool the workers run on, its RdmaNetwork (whose namespace the graph uses) and,
+            where DRA serves the pool, the DraDeviceClasses whose full-node GPU claim the workers take.
         :param secrets: The Hugging Face token the workers download the weights with.
         """
         args = validate_args(DynamoInferenceArgs, args, "DynamoInference", name)
@@ -74,12 +78,13 @@ class DynamoInference(pulumi.ComponentResource):
         self.served_model_name = manifests.served_model_name(args)
         self.pod_labels = manifests.pod_labels(args, "frontend")
         self.endpoint = f"http://{self.service_name}.{self.namespace}.svc.cluster.local:{manifests.FRONTEND_PORT}/v1"
+        self.pool_sku, self.worker_nodes = pool.sku, args.prefill.replicas + args.decode.replicas
         self.fit = {role: manifests.worker_fit(args, role, pool.sku.name) for role in ("prefill", "decode")}
         for role, fit in self.fit.items():
             if fit.warning:
                 pulumi.log.warn(f"DynamoInference {name!r} {role}: {fit.warning}")
 
-        self.crds, self.platform = self._platform(name, args, children)
+        self.platform = self._platform(name, args, children)
         secret = k8s.core.v1.Secret(
             f"{name}-hf-token",
             metadata={"name": manifests.hf_secret_name(args), "namespace": self.namespace, "labels": {**self.pod_labels}},
@@ -87,14 +92,15 @@ class DynamoInference(pulumi.ComponentResource):
             string_data={"HF_TOKEN": pulumi.Output.secret(secrets.hf_token)},
             opts=children.opts(network),
         )
-        graph = manifests.graph_deployment(args, self.namespace, network.pod_spec(pool.pool_name))
+        contract = network.pod_spec(pool.pool_name, gpu_claim_template=manifests.gpu_claim_template(placement))
+        graph = manifests.graph_deployment(args, self.namespace, contract)
         self.graph = k8s.apiextensions.CustomResource(
             f"{name}-graph",
             api_version=graph["apiVersion"],
             kind=graph["kind"],
             metadata=graph["metadata"],
             spec=graph["spec"],
-            opts=children.opts(self.platform, secret, network),
+            opts=children.opts(self.platform, secret, network, *filter(None, [placement.gpu_claims])),
         )
         self.register_outputs(
             {
@@ -105,30 +111,21 @@ class DynamoInference(pulumi.ComponentResource):
             }
         )
 
-    def _platform(self, name: str, args: DynamoInferenceArgs, children: Children) -> tuple[k8s.helm.v4.Chart, k8s.helm.v4.Chart]:
-        """The CRD chart (release namespace ``default``, as Dynamo's guide installs it), then the platform."""
+    def _platform(self, name: str, args: DynamoInferenceArgs, children: Children) -> k8s.helm.v4.Chart:
+        """The platform chart in its own restricted namespace: the operator (which applies the nvidia.com CRDs
+        from its init container) and its webhooks; nothing of it runs as root."""
         p = args.platform
-        crds = k8s.helm.v4.Chart(
-            f"{name}-crds",
-            chart="dynamo-crds",
-            version=p.chart_version,
-            repository_opts={"repo": manifests.CHART_REPO},
-            namespace="default",
-            opts=children.opts(),
-        )
         namespace = None
         if p.create_namespace:
-            # etcd and NATS run as root in the Bitnami/NATS images: baseline, not restricted (not verified).
-            metadata = restricted_namespace(p.namespace)
-            metadata["labels"] = {**metadata.get("labels", {}), "pod-security.kubernetes.io/enforce": "baseline"}
-            namespace = k8s.core.v1.Namespace(f"{name}-platform-namespace", metadata=metadata, opts=children.opts())
-        platform = k8s.helm.v4.Chart(
+            namespace = k8s.core.v1.Namespace(
+                f"{name}-platform-namespace", metadata=restricted_namespace(p.namespace), opts=children.opts()
+            )
+        return k8s.helm.v4.Chart(
             f"{name}-platform",
             chart="dynamo-platform",
             version=p.chart_version,
             repository_opts={"repo": manifests.CHART_REPO},
             namespace=p.namespace,
             values=manifests.platform_values(args),
-            opts=children.opts(crds, namespace),
+            opts=children.opts(namespace),
         )
-        return crds, platform

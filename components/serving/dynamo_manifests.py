@@ -1,41 +1,33 @@
-"""NVIDIA Dynamo 0.8.1: the platform charts' values and the ``DynamoGraphDeployment`` for disaggregated vLLM,
-as pure builders returning plain dicts (DynamoInference creates the resources), and the checks the
-component runs before anything exists.
+"""NVIDIA Dynamo 1.6.1: the platform chart's values and the ``DynamoGraphDeployment`` (``nvidia.com/v1beta1``)
+for disaggregated vLLM, as pure builders returning plain dicts (DynamoInference creates the resources), and
+the checks the component runs before anything exists.
 
-Sources (ai-dynamo/dynamo, read through the code index; commits are those the index stores):
+Sources, by how exact they are:
 
-- Charts: ``dynamo-crds`` and ``dynamo-platform`` from ``https://helm.ngc.nvidia.com/nvidia/ai-dynamo/charts/``
-  (the install guide ``helm fetch .../dynamo-crds-${RELEASE_VERSION}.tgz``, ``--namespace default``, then
-  ``.../dynamo-platform-${RELEASE_VERSION}.tgz`` in its own namespace). ``deploy/cloud/helm/platform/Chart.yaml``
-  @09783f64 lists the dependencies ``dynamo-operator`` (``dynamo-operator.enabled``), ``nats`` 1.3.2
-  (``nats.enabled``), ``etcd`` 12.0.18 from Bitnami (``etcd.enabled``), ``kai-scheduler`` and ``grove``
-  (off by default). That stored Chart.yaml says ``0.8.1.post2``; the tag v0.8.1 itself was not readable here.
-- Values: ``deploy/cloud/helm/platform/values.yaml`` @0284ad86: ``dynamo-operator.controllerManager.manager.image``
-  (``nvcr.io/nvidia/ai-dynamo/kubernetes-operator``, tag empty = chart default), ``controllerManager.tolerations``,
-  ``discoveryBackend`` (``kubernetes``), ``etcd.enabled``, ``nats.enabled``, ``nats.config.jetstream.enabled``,
-  ``grove.enabled``, ``kai-scheduler.enabled``.
-- CRD: ``deploy/cloud/helm/crds/templates/nvidia.com_dynamographdeployments.yaml`` @039eb630: group ``nvidia.com``,
-  kind ``DynamoGraphDeployment``, version ``v1alpha1``, namespaced; ``spec.backendFramework`` enum
-  sglang/vllm/trtllm, ``spec.envs``, ``spec.services`` (a map of component specs).
-- Component spec: ``deploy/cloud/operator/api/v1alpha1/dynamocomponentdeployment_types.go``
-  (``DynamoComponentDeploymentSharedSpec``): ``labels``, ``componentType``, ``subComponentType``
-  ("for example, prefill"), ``resources``, ``envs``, ``envFromSecret``, ``extraPodSpec`` ("a k8s standard PodSpec"
-  plus ``mainContainer``), ``livenessProbe``, ``readinessProbe``, ``replicas``.
-- vLLM disaggregation: ``examples/backends/vllm/deploy/disagg.yaml`` @0044eb90: ``Frontend`` with
-  ``componentType: frontend``; ``VllmDecodeWorker``/``VllmPrefillWorker`` with ``componentType: worker``,
-  ``subComponentType: decode|prefill``, ``resources.limits.gpu``, ``command: [python3, -m, dynamo.vllm]`` and
-  ``--is-decode-worker`` / ``--is-prefill-worker``; image ``nvcr.io/nvidia/ai-dynamo/vllm-runtime:<version>``.
-- KV routing: the frontend's ``DYN_ROUTER_MODE=kv`` env (``examples/backends/trtllm`` disagg router and the
-  router docs: "For Kubernetes, patch only the frontend service env"), the env form of ``dynamo.frontend
-  --router-mode kv``.
-- NIXL: ``--kv-transfer-config '{"kv_connector":"NixlConnector","kv_role":"kv_both"}'`` on both roles (the
-  Dynamo vLLM disaggregation docs' ``dynamo.vllm`` launch lines).
-- Frontend Service: the operator names it ``<graph>-frontend`` on port 8000 (Dynamo's guides port-forward
-  ``service/<graph>-frontend 8000:8000``). NOT verified against the 0.8.1 operator source.
+- **The ai-dynamo 1.6.1 wheel (PyPI, 2026-10-27), exact.** Its DGD templates
+  (``dynamo/profiler/templates/dgd/vllm/disagg.yaml``): ``spec.components[]`` with ``name``, ``type``
+  (frontend, prefill, decode), ``replicas`` and a ``podTemplate`` whose container ``main`` carries the image,
+  ``command: [python3, -m, dynamo.vllm]``, ``--disaggregation-mode prefill|decode`` and ``nvidia.com/gpu``
+  limits. ``dynamo/vllm/args.py``: the pre-1.x ``--is-prefill-worker`` flags are gone, and a prefill worker
+  needs an explicit ``--kv-transfer-config`` ("the default is no longer nixl"; ``kv_producer`` / ``kv_consumer``
+  as the wheel's profiler writes them); KV events are published only with ``--kv-events-config``.
+  ``dynamo/frontend``: HTTP port 8000 (``DYN_HTTP_PORT``), ``DYN_ROUTER_MODE=kv``. The event plane
+  (``DYN_EVENT_PLANE``) defaults to zmq "for all discovery backends"; set explicitly here. vLLM 0.31.0.
+- **The operator (Go, ai-dynamo/dynamo through the code index; commits of unknown release, runtime gates
+  up to 1.6):** ``internal/dynamo/graph.go`` @003d1ee5: the frontend Service is ``<graph>-<component name
+  lower-cased>`` on port 8000 (``http``); the user's podTemplate spec is merged over the operator's base
+  (resourceClaims, tolerations, nodeSelector, volumes and the ``main`` container's resources, claims
+  included, are kept); ``podTemplate.metadata.labels`` are kept; a pod securityContext set by the user
+  replaces the operator's default (``fsGroup: 1000``); ``sharedMemorySize`` (component level, default 8Gi)
+  becomes a memory-backed ``/dev/shm``; the operator injects ``DYN_DISCOVERY_BACKEND=kubernetes``.
+  ``ResolveGPUCount`` counts GPUs from ``nvidia.com/gpu`` or, without it, from the DRA claims.
+- **The platform chart:** ``components/chart_profiles/dynamo-platform@1.6.1.yaml``, reconstructed from the
+  published 1.4.1 chart, 1.5.0 values and the 1.6.0 README (its header): no 1.6.1 template was readable.
+- **The CRD:** not in ``../shared/upstream``; applied at run time by the operator's ``crd-apply`` init
+  container from the operator image. The tests validate against it where it is pinned there and skip otherwise.
 
-Not verified: that the pinned operator copies ``extraPodSpec.resourceClaims`` and the main container's
-``resources.claims`` (DRA NIC claims) into the pods it creates, and that it mounts a large ``/dev/shm``
-for tensor parallelism. Check a rendered worker pod after a first deploy.
+Not verified on a cluster: the operator's handling of the DRA NIC claims in a real pod, and the runtime
+image's user (the frontend is therefore not claimed non-root).
 """
 
 from __future__ import annotations
@@ -44,29 +36,47 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ..core import models
-from ..core.endpoints import DYNAMO_FRONTEND_PORT, INSTANCE_LABEL
+from ..core.endpoints import DYNAMO_FRONTEND_PORT, INSTANCE_LABEL, dynamo_component_service
 from ..core.errors import FieldProblem
 from ..core.labels import NVIDIA_GPU
+from ..core.security import restricted_container
 from .dynamo_args import DynamoInferenceArgs, DynamoPlacement, DynamoSecrets, DynamoWorkerArgs
 
 if TYPE_CHECKING:
     from ..gpu.pod_contract import RdmaPodSpec
 
-DYNAMO_VERSION = "0.8.1"
+DYNAMO_VERSION = "1.6.1"
 CHART_REPO = "https://helm.ngc.nvidia.com/nvidia/ai-dynamo"
 """The NGC Helm repository whose ``charts/<chart>-<version>.tgz`` the install guide fetches. Used as a Helm
 repository (``repository_opts``) so the planner finds the chart by name and version; that NGC serves an
 ``index.yaml`` there is NOT verified offline."""
 OPERATOR_IMAGE = "nvcr.io/nvidia/ai-dynamo/kubernetes-operator"
-API_VERSION = "nvidia.com/v1alpha1"
+API_VERSION = "nvidia.com/v1beta1"
 KIND = "DynamoGraphDeployment"
 FRONTEND_PORT = DYNAMO_FRONTEND_PORT
-"""The frontend's OpenAI HTTP port (``dynamo.frontend --http-port`` default, ``DYN_HTTP_PORT``)."""
-NIXL_KV_TRANSFER = {"kv_connector": "NixlConnector", "kv_role": "kv_both"}
+"""The frontend's OpenAI HTTP port (``dynamo.frontend --http-port`` default, ``DYN_HTTP_PORT``; the operator's
+frontend Service port)."""
+MAIN_CONTAINER = "main"
+"""The container the operator injects its defaults into; every other container is a sidecar."""
+COMPONENTS = {"frontend": "frontend", "prefill": "prefill", "decode": "decode"}
+"""``spec.components[].name`` per role; the component ``type`` is the role itself."""
+NIXL_KV_TRANSFER = {
+    "prefill": {"kv_connector": "NixlConnector", "kv_role": "kv_producer"},
+    "decode": {"kv_connector": "NixlConnector", "kv_role": "kv_consumer"},
+}
+"""vLLM's KV connector per role: 1.6.1 no longer defaults to NIXL, and a prefill worker without one refuses to start."""
+KV_EVENTS = {"publisher": "zmq", "topic": "kv-events", "endpoint": "tcp://*:20080", "enable_kv_cache_events": True}
+"""vLLM publishes its KV-cache events here; the worker relays them to the frontend's KV router. Without it
+the router has no events to route on (vLLM publishes none by default)."""
+EVENT_PLANE = {"DYN_EVENT_PLANE": "zmq"}
+"""KV events travel over ZMQ between the pods, not NATS: the platform installs no NATS. Explicit because the
+chart's comments still say NATS is the default."""
+FRONTEND_ENV = {"DYN_ROUTER_MODE": "kv", **EVENT_PLANE}
+WORKER_ENV = dict(EVENT_PLANE)
+HF_CACHE = "/hf-cache"
+"""Where a worker downloads the weights (an emptyDir on the node's disk)."""
 ROLE_LABEL = "aks-gpu-inference/dynamo-role"
-"""Our label on every pod of the graph (through the component spec's ``labels``): frontend, prefill, decode."""
-SERVICES = {"frontend": "Frontend", "prefill": "VllmPrefillWorker", "decode": "VllmDecodeWorker"}
-ROLE_FLAGS = {"prefill": "--is-prefill-worker", "decode": "--is-decode-worker"}
+"""Our label on every pod of the graph (``podTemplate.metadata.labels``): frontend, prefill, decode."""
 
 
 def chart_url(chart: str, version: str) -> str:
@@ -74,21 +84,35 @@ def chart_url(chart: str, version: str) -> str:
     return f"{CHART_REPO}/charts/{chart}-{version}.tgz"
 
 
-def platform_values(args: DynamoInferenceArgs, tolerations: list[dict[str, str]] | None = None) -> dict[str, Any]:
-    """Values of ``dynamo-platform``: the operator at the pinned tag, etcd and NATS as asked, no Grove/KAI."""
+def platform_values(args: DynamoInferenceArgs) -> dict[str, Any]:
+    """Values of ``dynamo-platform``: the operator at the pinned tag, restricted, applying its CRDs itself;
+    no etcd (discovery through the Kubernetes API), no NATS (KV events over ZMQ), no Grove or KAI."""
     p = args.platform
     values: dict[str, Any] = {
+        # The chart refuses the pre-1.4 keys nats.enabled, etcd.enabled ... (templates/validate-values.yaml).
+        "global": {
+            "etcd": {"install": False},
+            "nats": {"install": False},
+            "grove": {"install": False, "enabled": False},
+            "kai-scheduler": {"install": False, "enabled": False},
+        },
         "dynamo-operator": {
             "enabled": True,
+            # The operator's crd-apply init container installs the nvidia.com CRDs; the chart has no crds/.
+            "upgradeCRD": True,
+            "discoveryBackend": "kubernetes",
             "controllerManager": {
-                "tolerations": list(tolerations or []),
-                "manager": {"image": {"repository": OPERATOR_IMAGE, "tag": p.chart_version}},
+                "manager": {
+                    "image": {"repository": OPERATOR_IMAGE, "tag": p.chart_version},
+                    # The chart's default lacks a seccomp profile, which Pod Security "restricted" requires;
+                    # this map replaces the chart's whole (also the crd-apply init container's).
+                    "containerSecurityContext": {
+                        **restricted_container(read_only_root=False),
+                        "seccompProfile": {"type": "RuntimeDefault"},
+                    },
+                },
             },
         },
-        "etcd": {"enabled": p.etcd},
-        "nats": {"enabled": p.nats, "config": {"jetstream": {"enabled": True}}},
-        "grove": {"enabled": False},
-        "kai-scheduler": {"enabled": False},
     }
     return _merge(values, p.extra_values)
 
@@ -101,64 +125,89 @@ def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
 
 
 def pod_labels(args: DynamoInferenceArgs, role: str) -> dict[str, str]:
-    """The labels we put on a role's pods; ``{INSTANCE_LABEL: name, ROLE_LABEL: role}``."""
+    """The labels we put on a role's pods (``podTemplate.metadata.labels``, which the operator keeps);
+    ``{INSTANCE_LABEL: name, ROLE_LABEL: role}``."""
     return {INSTANCE_LABEL: args.name, ROLE_LABEL: role}
 
 
 def worker_args(args: DynamoInferenceArgs, role: str) -> list[str]:
     """The ``dynamo.vllm`` arguments of a prefill or decode worker."""
     w: DynamoWorkerArgs = getattr(args, role)
-    out = ["--model", args.model, "--served-model-name", served_model_name(args), ROLE_FLAGS[role]]
+    out = ["--model", args.model, "--served-model-name", served_model_name(args), "--disaggregation-mode", role]
     out += ["--tensor-parallel-size", str(w.tensor_parallel_size), "--gpu-memory-utilization", str(w.gpu_memory_utilization)]
     if w.max_model_len:
         out += ["--max-model-len", str(w.max_model_len)]
-    out += ["--kv-transfer-config", json.dumps(NIXL_KV_TRANSFER, separators=(",", ":"))]
+    out += ["--kv-transfer-config", _json(NIXL_KV_TRANSFER[role]), "--kv-events-config", _json(KV_EVENTS)]
     return out + list(w.extra_args)
+
+
+def _json(value: dict[str, Any]) -> str:
+    return json.dumps(value, separators=(",", ":"))
 
 
 def served_model_name(args: DynamoInferenceArgs) -> str:
     return args.served_model_name or args.model
 
 
+def _env(values: dict[str, str]) -> list[dict[str, str]]:
+    return [{"name": k, "value": v} for k, v in values.items()]
+
+
 def _frontend(args: DynamoInferenceArgs) -> dict[str, Any]:
+    """The CPU frontend: OpenAI HTTP server and KV router, non-privileged, on the CPU pools."""
+    main = {
+        "name": MAIN_CONTAINER,
+        "image": args.runtime_image,
+        "command": ["python3"],
+        "args": ["-m", "dynamo.frontend"],
+        "env": _env(FRONTEND_ENV),
+        "resources": {"requests": {"cpu": "1", "memory": "2Gi"}, "limits": {"cpu": "2", "memory": "4Gi"}},
+        # The runtime image's user is not verified here, so runAsNonRoot is not claimed; nothing else is granted.
+        "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
+    }
     return {
-        "componentType": "frontend",
+        "name": COMPONENTS["frontend"],
+        "type": "frontend",
         "replicas": args.frontend_replicas,
-        "labels": pod_labels(args, "frontend"),
-        "envs": [{"name": "DYN_ROUTER_MODE", "value": "kv"}],
-        "resources": {"requests": {"cpu": "1", "memory": "2Gi"}, "limits": {"cpu": "1", "memory": "2Gi"}},
-        "extraPodSpec": {"mainContainer": {"image": args.runtime_image}},
+        "podTemplate": {
+            "metadata": {"labels": pod_labels(args, "frontend")},
+            # Setting a securityContext stops the operator adding its own (fsGroup 1000 only): keep that one.
+            "spec": {"securityContext": {"fsGroup": 1000, "seccompProfile": {"type": "RuntimeDefault"}}, "containers": [main]},
+        },
     }
 
 
 def _worker(args: DynamoInferenceArgs, role: str, contract: RdmaPodSpec, hf_secret: str) -> dict[str, Any]:
-    """A worker role on the RDMA pool: the pod contract (NIC claims, IPC_LOCK, UCX/NCCL env, placement)
-    merged into ``extraPodSpec``, one full node's GPUs through ``resources.limits.gpu``."""
+    """A worker role on the RDMA pool: the pod contract (NIC claims, IPC_LOCK, UCX/NCCL env, placement) in
+    its ``podTemplate``, the node's GPUs as ``nvidia.com/gpu`` or the DRA GPU claim the contract carries."""
     w: DynamoWorkerArgs = getattr(args, role)
+    resources: dict[str, Any] = {}
+    if "gpus" not in contract.claims:
+        resources["limits"] = {NVIDIA_GPU: str(w.tensor_parallel_size)}
     main = {
-        "name": "main",
+        "name": MAIN_CONTAINER,
         "image": args.runtime_image,
         "workingDir": "/workspace/examples/backends/vllm",
         "command": ["python3", "-m", "dynamo.vllm"],
         "args": worker_args(args, role),
+        "env": _env({**WORKER_ENV, "HF_HOME": HF_CACHE}),
+        "envFrom": [{"secretRef": {"name": hf_secret}}],
+        "resources": resources,
+        "volumeMounts": [{"name": "hf-cache", "mountPath": HF_CACHE}],
     }
-    pod = contract.apply({"containers": [main]})
-    spec = {k: v for k, v in pod.items() if k != "containers"}
-    container = pod["containers"][0]
-    container.pop("name")
+    spec = contract.apply({"containers": [main], "volumes": [{"name": "hf-cache", "emptyDir": {}}]})
     return {
-        "componentType": "worker",
-        "subComponentType": role,
+        "name": COMPONENTS[role],
+        "type": role,
         "replicas": w.replicas,
-        "labels": pod_labels(args, role),
-        "envFromSecret": hf_secret,
-        "resources": {"limits": {"gpu": str(w.tensor_parallel_size)}},
-        "extraPodSpec": {**spec, "mainContainer": container},
+        # The operator mounts this much memory-backed /dev/shm (default 8Gi); NCCL across 8 GPUs wants more.
+        "sharedMemorySize": f"{max(8, 4 * w.tensor_parallel_size)}Gi",
+        "podTemplate": {"metadata": {"labels": pod_labels(args, role)}, "spec": spec},
     }
 
 
 def graph_deployment(args: DynamoInferenceArgs, namespace: str, contract: RdmaPodSpec) -> dict[str, Any]:
-    """The ``DynamoGraphDeployment``: Frontend (KV router) plus prefill and decode workers over NIXL."""
+    """The ``DynamoGraphDeployment``: frontend (KV router) plus prefill and decode workers over NIXL."""
     secret = hf_secret_name(args)
     return {
         "apiVersion": API_VERSION,
@@ -166,11 +215,11 @@ def graph_deployment(args: DynamoInferenceArgs, namespace: str, contract: RdmaPo
         "metadata": {"name": args.name, "namespace": namespace, "labels": {INSTANCE_LABEL: args.name}},
         "spec": {
             "backendFramework": "vllm",
-            "services": {
-                SERVICES["frontend"]: _frontend(args),
-                SERVICES["prefill"]: _worker(args, "prefill", contract, secret),
-                SERVICES["decode"]: _worker(args, "decode", contract, secret),
-            },
+            "components": [
+                _frontend(args),
+                _worker(args, "prefill", contract, secret),
+                _worker(args, "decode", contract, secret),
+            ],
         },
     }
 
@@ -180,11 +229,30 @@ def hf_secret_name(args: DynamoInferenceArgs) -> str:
 
 
 def frontend_service(args: DynamoInferenceArgs) -> str:
-    """The Service the operator makes for the Frontend (naming not verified, see the module docstring)."""
-    return f"{args.name}-frontend"
+    """The Service the operator makes for the frontend: ``<graph>-<component name, lower-cased>``."""
+    return dynamo_component_service(args.name, COMPONENTS["frontend"])
 
 
 # ---- checks -------------------------------------------------------------------------------------
+
+
+def _gpu_claim_problems(placement: DynamoPlacement) -> list[FieldProblem]:
+    """The DRA GPU claims, where given: a full-node template for the pool, next to the NIC templates."""
+    claims, template = placement.gpu_claims, gpu_claim_template(placement)
+    if claims is None:
+        return []
+    problems = []
+    if template not in claims.templates:
+        problems.append(FieldProblem("placement.gpu_claims", sorted(claims.templates), f"has no full-node template {template!r}"))
+    if claims.namespace != placement.rdma.namespace:
+        why = f"claim templates are namespaced: the GPU templates must live in the RDMA namespace {placement.rdma.namespace!r}"
+        problems.append(FieldProblem("placement.gpu_claims", claims.namespace, why))
+    return problems
+
+
+def gpu_claim_template(placement: DynamoPlacement) -> str | None:
+    """The DRA claim template for all of a node's GPUs, or None when the device plugin hands them out."""
+    return f"{placement.pool.pool_name}-gpus-full-node" if placement.gpu_claims is not None else None
 
 
 def worker_fit(args: DynamoInferenceArgs, role: str, vm_size: str) -> models.FitResult:
@@ -201,7 +269,7 @@ def dynamo_inference_problems(
 ) -> list[FieldProblem]:
     """Every reason ``DynamoInference`` refuses these inputs; empty when it can deploy them."""
     pool, rdma = placement.pool, placement.rdma
-    problems = []
+    problems = _gpu_claim_problems(placement)
     if pool.pool_name not in rdma.nics:
         problems.append(FieldProblem("placement.pool", pool.pool_name, "not an RDMA pool of the given RdmaNetwork"))
     if pool.gpu_resource_name != NVIDIA_GPU:

@@ -27,6 +27,7 @@ from ..gpu.device_plugin import NvidiaDevicePluginArgs
 from ..gpu.dra_device_classes import DraDeviceClassesArgs
 from ..gpu.qualification_gates import QualificationGatesArgs
 from ..gpu.rdma_network import RdmaNetworkArgs
+from ..serving.dynamo_args import DynamoInferenceArgs
 from ..serving.kaito_workspace import KaitoWorkspaceArgs
 from ..serving.vllm_service import VllmServiceArgs
 from ..training.distributed_training_args import DistributedTrainingArgs
@@ -89,6 +90,13 @@ class TrainingConfig(DistributedTrainingArgs):
     checkpoints). Default: the run's ``name``."""
 
 
+class DynamoConfig(DynamoInferenceArgs):
+    """A model served by NVIDIA Dynamo (disaggregated prefill and decode) on one RDMA pool of the stack."""
+
+    pool: str
+    """Name of the RDMA GPU pool (in ``gpu_pools`` and ``rdma.pools``) the workers run on. Required."""
+
+
 class ModelConfig(VllmServiceArgs):
     """A model served by vLLM on one of the stack's GPU pools."""
 
@@ -140,6 +148,10 @@ class StackConfig(StrictModel):
     training: TrainingConfig | None = None
     """One distributed training run on an RDMA pool (KubeRay; one per cluster, since the operator owns the
     cluster-wide ray.io CRDs). Default None."""
+
+    dynamo: DynamoConfig | None = None
+    """One model served by NVIDIA Dynamo on an RDMA pool, routable by the gateway (one per cluster: the
+    Dynamo operator runs cluster-wide). Default None."""
 
     tags: dict[str, str] = Field(default_factory=dict)
     """Azure tags applied to every resource that takes tags. Default none."""
@@ -223,7 +235,7 @@ class StackConfig(StrictModel):
             problems += self._model_problems(where, model, pools)
         problems += full_node_problems(self.models, pools)
         problems += self._section_problems()
-        problems += self._training_problems(pools)
+        problems += self._training_problems(pools) + self._dynamo_problems(pools)
         _raise(problems)
         return self
 
@@ -250,6 +262,28 @@ class StackConfig(StrictModel):
         if job.workers > capacity:
             why = f"pool {job.pool!r} has room for {capacity} worker nodes (its maximum, less {serving} for models)"
             problems.append(FieldProblem("training.workers", job.workers, why))
+        return problems
+
+    def _dynamo_problems(self, pools: dict[str, GpuNodePoolArgs]) -> list[FieldProblem]:
+        """The Dynamo model against the stack: an RDMA pool with a node for every worker."""
+        graph = self.dynamo
+        if graph is None:
+            return []
+        if graph.pool not in pools:
+            return [FieldProblem("dynamo.pool", graph.pool, f"no such GPU pool; pools: {', '.join(sorted(pools)) or 'none'}")]
+        problems, pool = [], pools[graph.pool]
+        if self.rdma is None or graph.pool not in self.rdma.pools:
+            why = "prefill workers hand KV caches to decode workers over InfiniBand (NIXL): list the pool in rdma.pools"
+            problems.append(FieldProblem("dynamo.pool", graph.pool, why))
+        per_node = pool.sku.gpus
+        taken = sum(math.ceil(m.replicas * m.tensor_parallel_size / per_node) for m in self.models if m.pool == graph.pool)
+        if self.training is not None and self.training.pool == graph.pool:
+            taken += self.training.workers
+        capacity = (pool.max_count if pool.autoscaling else pool.count) - taken
+        workers = graph.prefill.replicas + graph.decode.replicas
+        if workers > capacity:
+            why = f"each worker takes a whole node; pool {graph.pool!r} has room for {capacity} (its maximum, less {taken} for other workloads)"
+            problems.append(FieldProblem("dynamo.prefill.replicas + dynamo.decode.replicas", workers, why))
         return problems
 
     def _model_problems(self, where: str, model: ModelConfig, pools: dict[str, GpuNodePoolArgs]) -> list[FieldProblem]:
@@ -285,8 +319,9 @@ class StackConfig(StrictModel):
     def _section_problems(self) -> list[FieldProblem]:
         """The gateway and KAITO sections against the rest of the stack."""
         problems = gateway_name_problems(self) if self.gateway is not None else []
-        if self.gateway is not None and not self.models:
-            problems.append(FieldProblem("gateway", "set", "routes to self-hosted models: add at least one entry to models"))
+        if self.gateway is not None and not self.models and self.dynamo is None:
+            why = "routes to self-hosted models: add at least one entry to models, or a dynamo section"
+            problems.append(FieldProblem("gateway", "set", why))
         if self.kaito and not self.cluster.kaito:
             why = "the kaito section needs the AI toolchain operator add-on: set cluster.kaito true"
             problems.append(FieldProblem("cluster.kaito", False, why))

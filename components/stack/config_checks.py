@@ -75,6 +75,9 @@ def gateway_name_problems(config: Any) -> list[FieldProblem]:
         (f"models[{i}].served_model_name", m.served_model_name or m.model, m.served_model_name is None)
         for i, m in enumerate(config.models)
     ]
+    if config.dynamo is not None:
+        d = config.dynamo
+        named.append(("dynamo.served_model_name", d.served_model_name or d.model, d.served_model_name is None))
     named += [(f"kaito[{i}].preset", w.preset, False) for i, w in enumerate(config.kaito)]
     gateway = config.gateway
     named += [
@@ -85,7 +88,7 @@ def gateway_name_problems(config: Any) -> list[FieldProblem]:
         default = " (the default: the model id)" if defaulted else ""
         if name in router_config.auto_model_names():
             problems.append(FieldProblem(where, name, "reserved: clients send this name to let the router choose"))
-        elif where.startswith("models[") and not router_config.MODEL_NAME.match(name):
+        elif where.startswith(("models[", "dynamo.")) and not router_config.MODEL_NAME.match(name):
             hint = " (the default: the model id; set served_model_name)" if defaulted else ""
             problems.append(
                 FieldProblem(

@@ -21,6 +21,7 @@ from ..azure.monitoring import ManagedPrometheus, ManagedPrometheusArgs
 from ..azure.workload_identity import WorkloadIdentity
 from ..context import AzureScope, ClusterContext
 from ..core.errors import ConfigError
+from ..core.fit_result import FitResult
 from ..core.security import restricted_namespace
 from ..gateway.semantic_router_gateway import SemanticRouterGateway
 from ..gateway.semantic_router_gateway_args import GatewaySecrets, SharedServices
@@ -28,6 +29,8 @@ from ..gpu.device_plugin import NvidiaDevicePlugin
 from ..gpu.dra_device_classes import DraDeviceClasses
 from ..gpu.qualification_gates import QualificationGates
 from ..gpu.rdma_network import RdmaNetwork
+from ..serving.dynamo_args import DynamoPlacement, DynamoSecrets
+from ..serving.dynamo_inference import DynamoInference
 from ..serving.kaito_workspace import KaitoWorkspace
 from ..serving.vllm_service import VllmService
 from ..serving.vllm_service_args import AzureServices, GpuPlacement, ScalingMonitor, VllmSecrets
@@ -59,6 +62,7 @@ class Stack:
     model_store: ModelStore | None = None
     gateway: SemanticRouterGateway | None = None
     training: DistributedTraining | None = None
+    dynamo: DynamoInference | None = None
 
 
 def build_stack(config: StackConfig) -> Stack:
@@ -96,6 +100,8 @@ def build_stack(config: StackConfig) -> Stack:
     _serve_models(config, stack, group_name, by_name)
     if config.training:
         _train(config, stack, by_name)
+    if config.dynamo:
+        _dynamo(config, stack, by_name)
     if config.gateway:
         _gateway(config, stack, group_name)
 
@@ -217,22 +223,21 @@ def _serve_models(config: StackConfig, stack: Stack, group_name: pulumi.Input[st
             azure=AzureServices(model_store=store, identity=identity, monitoring=monitoring),
         )
     pulumi.export("model_endpoints", {name: service.endpoint for name, service in stack.models.items()})
-    pulumi.export(
-        "model_fits",
-        {
-            name: {
-                "model": service.fit.model,
-                "vm_size": service.fit.vm_size,
-                "gpu": service.fit.gpu,
-                "tp": service.fit.tp,
-                "max_model_len": service.fit.max_model_len,
-                "weights_gib_per_gpu": round(service.fit.weights_gib_per_gpu, 2),
-                "kv_tokens": service.fit.kv_tokens,
-                "full_length_sequences": service.fit.full_length_sequences,
-            }
-            for name, service in stack.models.items()
-        },
-    )
+    pulumi.export("model_fits", {name: _fit_summary(service.fit) for name, service in stack.models.items()})
+
+
+def _fit_summary(fit: FitResult) -> dict:
+    """What the stack exports of a memory fit."""
+    return {
+        "model": fit.model,
+        "vm_size": fit.vm_size,
+        "gpu": fit.gpu,
+        "tp": fit.tp,
+        "max_model_len": fit.max_model_len,
+        "weights_gib_per_gpu": round(fit.weights_gib_per_gpu, 2),
+        "kv_tokens": fit.kv_tokens,
+        "full_length_sequences": fit.full_length_sequences,
+    }
 
 
 def _train(config: StackConfig, stack: Stack, pools: dict[str, GpuNodePool]) -> None:
@@ -268,6 +273,22 @@ def _train(config: StackConfig, stack: Stack, pools: dict[str, GpuNodePool]) -> 
             "cost": stack.training.cost.as_dict(),
         },
     )
+
+
+def _dynamo(config: StackConfig, stack: Stack, pools: dict[str, GpuNodePool]) -> None:
+    """The Dynamo platform and graph on the RDMA pool; the graph waits for the pool's gates where it has them."""
+    graph = config.dynamo
+    gates = stack.gates if config.rdma.gates is not None and config.rdma.gates.pool == graph.pool else None
+    stack.dynamo = DynamoInference(
+        "dynamo",
+        graph,
+        opts=pulumi.ResourceOptions(depends_on=[r for r in (stack.rdma, stack.dra, gates) if r]),
+        cluster=stack.cluster.context,
+        placement=DynamoPlacement(pools[graph.pool], stack.rdma, stack.dra if graph.pool in config.dra_pools() else None),
+        secrets=DynamoSecrets(pulumi.Config().require_secret("hf_token")),
+    )
+    pulumi.export("dynamo_endpoint", stack.dynamo.endpoint)
+    pulumi.export("dynamo_fits", {role: _fit_summary(fit) for role, fit in stack.dynamo.fit.items()})
 
 
 _CLIENT_KEYS_HINT = 'set one per client with: pulumi config set --secret gateway_client_keys \'{"<client>": "<key>", ...}\''
@@ -317,13 +338,18 @@ def _gateway(config: StackConfig, stack: Stack, group_name: pulumi.Input[str]) -
     stack.gateway = SemanticRouterGateway(
         "gateway",
         config.gateway,
-        opts=pulumi.ResourceOptions(depends_on=[*stack.models.values(), *stack.kaito.values()]),
+        opts=pulumi.ResourceOptions(depends_on=[*stack.models.values(), *stack.kaito.values(), *filter(None, [stack.dynamo])]),
         # Azure OpenAI, the identities and Grafana go into the stack's resource group, which may not be
         # an existing cluster's.
         cluster=replace(stack.cluster.context, resource_group_name=group_name),
         models=stack.models,
         secrets=GatewaySecrets(vllm_api_key=settings.require_secret("vllm_api_key"), client_keys=client_keys),
-        shared=SharedServices(kaito=stack.kaito, model_store=stack.model_store, prometheus=stack.prometheus),
+        shared=SharedServices(
+            kaito=stack.kaito,
+            dynamo={stack.dynamo.served_model_name: stack.dynamo} if stack.dynamo else {},
+            model_store=stack.model_store,
+            prometheus=stack.prometheus,
+        ),
     )
     pulumi.export("gateway_endpoint", stack.gateway.endpoint)
     pulumi.export("gateway_address_command", stack.gateway.address_command)

@@ -132,6 +132,24 @@ def schemas(model: DeployModel, upstream: Path | None) -> list[Finding]:
     return findings
 
 
+def unpinned(model: DeployModel, upstream: Path | None) -> list[str]:
+    """The custom resources of the stack (outside charts) whose CRD the upstream copy lacks, so their schema
+    was not checked: ``Kind.group`` each, sorted. Empty without an upstream copy (the report says that)."""
+    folder = upstream / "crds" if upstream else None
+    if folder is None or not folder.is_dir():
+        return []
+    from ..crd_files import crd_index
+
+    index = crd_index(folder)
+    return sorted(
+        {
+            f"{obj.kind}.{obj.group}"
+            for obj in model.objects
+            if obj.group not in BUILT_IN_GROUPS and obj.chart is None and index.for_object(obj.manifest) is None
+        }
+    )
+
+
 def _waits(model: DeployModel, obj: KubeObject, source: Source) -> bool:
     if source.urn is None:
         return True

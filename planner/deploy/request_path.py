@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from components.core.endpoints import dynamo_component_service
 from components.gateway import router_config
 
 from . import Finding, filter_chain, router
@@ -177,8 +178,22 @@ class _Walk:
         parts = host.split(".")
         if len(parts) == 5 and parts[2:] == ["svc", "cluster", "local"]:
             service, namespace = parts[0], parts[1]
-            if not self.has("Service", namespace, service) and not self.has("Workspace", namespace, service):
-                self.block(where, f"no Service {namespace}/{service} (nor a KAITO Workspace that creates it)", "deploy the model")
+            made_by_operator = self.has("Workspace", namespace, service) or (namespace, service) in self.dynamo_services()
+            if not self.has("Service", namespace, service) and not made_by_operator:
+                why = f"no Service {namespace}/{service} (nor a KAITO Workspace or Dynamo frontend that creates it)"
+                self.block(where, why, "deploy the model")
+
+    def dynamo_services(self) -> set[tuple[str, str]]:
+        """The Services the Dynamo operator makes for the frontends of the v1beta1 DynamoGraphDeployments."""
+        found = set()
+        for graph in self.of_kind("DynamoGraphDeployment"):
+            if graph.get("apiVersion") != "nvidia.com/v1beta1":
+                continue
+            meta = _meta(graph)
+            for component in (graph.get("spec") or {}).get("components") or []:
+                if isinstance(component, dict) and component.get("type") == "frontend" and component.get("name"):
+                    found.add((meta.get("namespace"), dynamo_component_service(meta.get("name", ""), component["name"])))
+        return found
 
     def pod_monitors(self, gateways: dict[str, bool]) -> None:
         for monitor in self.of_kind("PodMonitor"):

@@ -146,7 +146,7 @@ def _inference_service(props: Mapping[str, Any]) -> Iterator[Found]:
                 yield Found(f"{path}workerSpec.", {}, component["workerSpec"])
 
 
-# ---- NVIDIA Dynamo DynamoGraphDeployment v1alpha1 ---------------------------------------------
+# ---- NVIDIA Dynamo DynamoGraphDeployment v1beta1 and v1alpha1 -----------------------------------
 # From ai-dynamo/dynamo deploy/cloud/operator api, not validated against a CRD here (shared/upstream pins
 # none): deploy/operator/api/v1alpha1/common.go (read at commit 015d780b, no release tag) has ExtraPodSpec
 # inline a PodSpec plus mainContainer, and ResourceItem cpu, memory, gpu, gpuType (default nvidia.com/gpu), custom.
@@ -182,8 +182,13 @@ def _dynamo_main(container: Any, resources: Any) -> Any:
     return {**main, "resources": merged}
 
 
-def _dynamo_graph(props: Mapping[str, Any]) -> Iterator[Found]:
-    """One pod per ``spec.services.<name>``: ``extraPodSpec`` as the pod spec, plus its ``mainContainer``."""
+# v1beta1 (the 1.6.1 operator's storage version): one pod per ``spec.components[]``, its ``podTemplate``
+# (the ai-dynamo 1.6.1 wheel's DGD templates; the operator keeps the template's spec and labels).
+_DYNAMO_V1BETA1 = _pod_template_specs(("spec", "components", "[]", "podTemplate"))
+
+
+def _dynamo_v1alpha1(props: Mapping[str, Any]) -> Iterator[Found]:
+    """v1alpha1: one pod per ``spec.services.<name>``: ``extraPodSpec`` as the pod spec, plus its ``mainContainer``."""
     for where, service in _walk(props, ("spec", "services", "*")):
         path = _dotted((*where, "extraPodSpec"))
         extra = get(service, "extraPodSpec", default={}) or {}
@@ -239,8 +244,8 @@ def _workspace(props: Mapping[str, Any]) -> Iterator[Found]:
 _RAY = (("headGroupSpec", "template"), ("workerGroupSpecs", "[]", "template"))
 _LWS = ("leaderWorkerTemplate",)
 
-# kind: (API group, or None for any; API versions, or None for any; finder)
-_KINDS: dict[str, tuple[str | None, frozenset[str] | None, Finder]] = {
+# kind: (API group, or None for any; API versions, or None for any; finder, or a finder per API version)
+_KINDS: dict[str, tuple[str | None, frozenset[str] | None, Finder | Mapping[str, Finder]]] = {
     "Pod": (None, None, _pod_template_specs(())),
     "Deployment": (None, None, _pod_template_specs(("spec", "template"))),
     "StatefulSet": (None, None, _pod_template_specs(("spec", "template"))),
@@ -276,7 +281,7 @@ _KINDS: dict[str, tuple[str | None, frozenset[str] | None, Finder]] = {
     "RayService": ("ray.io", None, _pod_template_specs(*(("spec", "rayClusterConfig", *p) for p in _RAY))),
     "InferenceService": ("serving.kserve.io", frozenset({"v1beta1"}), _inference_service),
     "Workspace": ("kaito.sh", None, _workspace),
-    "DynamoGraphDeployment": ("nvidia.com", frozenset({"v1alpha1"}), _dynamo_graph),
+    "DynamoGraphDeployment": ("nvidia.com", None, {"v1alpha1": _dynamo_v1alpha1, "v1beta1": _DYNAMO_V1BETA1}),
 }
 
 TEMPLATE_KINDS: frozenset[str] = frozenset(_KINDS)
@@ -294,6 +299,8 @@ def templates_of(token: str, props: Mapping[str, Any]) -> list[Found]:
     if api is None or api[2] not in _KINDS or not isinstance(props, Mapping):
         return []
     group, versions, find = _KINDS[api[2]]
+    if isinstance(find, Mapping):
+        versions, find = frozenset(find), find.get(api[1])
     if (group is not None and api[0] != group) or (versions is not None and api[1] not in versions):
         return []
     return [found for found in find(props) if isinstance(found.spec, Mapping) or is_unknown(found.spec)]
