@@ -98,6 +98,7 @@ def dev_config() -> dict:
 
 
 CUSTOM_RESOURCE_GROUPS = {
+    "nvidia.com",
     "keda.sh",
     "azmonitoring.coreos.com",
     "kaito.sh",

@@ -59,3 +59,40 @@ def test_bad_stack_config_names_the_key_path_value_and_fix(mutate, expected):
         parse_stack_config(config, "Pulumi.dev.yaml")
     assert str(caught.value).startswith("Pulumi.dev.yaml is invalid:")
     assert expected in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "mutate, expected",
+    [
+        (lambda c: c["dynamo"].update(pool="a100"), "dynamo.pool='a100': no such GPU pool; pools: h100"),
+        (lambda c: c["rdma"].update(pools=[]), "dynamo.pool='h100': prefill workers hand KV caches to decode workers"),
+        (
+            lambda c: c["dynamo"]["decode"].update(replicas=2),
+            "dynamo.prefill.replicas + dynamo.decode.replicas=3: each worker takes a whole node; pool 'h100' has room for 2",
+        ),
+        (
+            lambda c: c["dynamo"].update(served_model_name="gpt-5.5"),
+            "gateway.azure_openai.deployments[0].name='gpt-5.5': dynamo.served_model_name already serves this name",
+        ),
+        (lambda c: c["dynamo"].update(served_model_name="Llama 70B"), "dynamo.served_model_name='Llama 70B': routed model names"),
+        (lambda c: c["dynamo"]["platform"].update(etcd=True), "dynamo.platform.etcd=True: unknown key"),
+    ],
+)
+def test_bad_dynamo_section_names_the_key_path_value_and_fix(mutate, expected):
+    """The dynamo stack file's Dynamo section against the rest of the stack, before anything is created."""
+    config = project_keys(stack_config("dynamo"))
+    config["dynamo"].setdefault("platform", {})
+    mutate(config)
+    with pytest.raises(ConfigError) as caught:
+        parse_stack_config(config, "Pulumi.dynamo.yaml")
+    assert expected in str(caught.value), str(caught.value)
+
+
+def test_a_gateway_may_route_to_dynamo_alone():
+    parsed = parse_stack_config(project_keys(stack_config("dynamo")))
+    assert parsed.models == [] and parsed.dynamo.pool == "h100" and parsed.gateway is not None
+    config = project_keys(stack_config("dynamo"))
+    del config["dynamo"]
+    with pytest.raises(ConfigError) as caught:
+        parse_stack_config(config, "Pulumi.dynamo.yaml")
+    assert "add at least one entry to models, or a dynamo section" in str(caught.value)

@@ -69,10 +69,16 @@ SCHEMA_CHECKED = {"ray.io"}
 KubeRay's CRDs are in ../shared/upstream, and the planner's validator reads them."""
 
 
+POD_TEMPLATES_CHECKED = {"nvidia.com"}
+"""Groups whose CRD ships inside an operator image (Dynamo 1.x applies it from its crd-apply init container)
+and is not among the pinned upstream files: checked against that CRD once it is pinned there, and until
+then each pod template they carry is checked as a core/v1 PodTemplateSpec of the cluster's version."""
+
+
 def test_every_custom_resource_group_has_a_model_or_is_rendered_only_by_charts():
     modelled = {api.split("/")[0] for api, _ in MODELS}
     # InferencePool (inference.networking.k8s.io) is rendered by the inferencepool Helm chart, not by the program.
-    assert CUSTOM_RESOURCE_GROUPS - modelled - SCHEMA_CHECKED == {"inference.networking.k8s.io"}
+    assert CUSTOM_RESOURCE_GROUPS - modelled - SCHEMA_CHECKED - POD_TEMPLATES_CHECKED == {"inference.networking.k8s.io"}
     assert {"gateway.networking.k8s.io", "gateway.envoyproxy.io", "aigateway.envoyproxy.io"} <= modelled
 
 
@@ -84,6 +90,9 @@ def test_every_rendered_custom_resource_matches_its_model(stack_objects, stack):
         key = (obj["apiVersion"], obj["kind"])
         if obj["apiVersion"].split("/")[0] in SCHEMA_CHECKED:
             _check_against_pinned_crd(obj)
+            continue
+        if obj["apiVersion"].split("/")[0] in POD_TEMPLATES_CHECKED:
+            _check_pod_templates(obj)
             continue
         assert key in MODELS, f"no model for {key} ({obj['metadata']['name']}); add one from the CRD's source"
         MODELS[key].model_validate(obj)
@@ -98,6 +107,25 @@ def _check_against_pinned_crd(obj: dict) -> None:
     result = crd_index(crds_dir()).validate(obj)
     assert result is not None, f"no pinned CRD for {obj['apiVersion']} {obj['kind']}"
     assert not result.errors, f"{obj['kind']} {obj['metadata']['name']}: {result.errors}"
+
+
+def _check_pod_templates(obj: dict) -> None:
+    """Against the pinned CRD where there is one; else every ``spec.components[].podTemplate`` strictly as a
+    Kubernetes 1.35 PodTemplateSpec (kubernetes-validate's copy of the upstream OpenAPI)."""
+    import kubernetes_validate
+
+    from planner.crd_files import crd_index
+    from planner.upstream import crds_dir
+
+    result = crd_index(crds_dir()).validate(obj) if crds_dir() else None
+    if result is not None:
+        assert not result.errors, f"{obj['kind']} {obj['metadata']['name']}: {result.errors}"
+        return
+    components = obj["spec"]["components"]
+    assert components, f"{obj['kind']} {obj['metadata']['name']} has no components"
+    for component in components:
+        template = {"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"name": component["name"]}}
+        kubernetes_validate.validate({**template, "template": component["podTemplate"]}, "1.35", strict=True)
 
 
 GATEWAY_KINDS = {

@@ -1,6 +1,6 @@
-"""DynamoInference under mocks: the Dynamo 0.8.1 CRD and platform charts (operator, etcd, NATS) and one
-DynamoGraphDeployment whose Frontend routes on KV and whose prefill/decode vLLM workers take full ND H100
-nodes with the RDMA pod contract and move KV over NIXL; refusals through the pure validator."""
+"""DynamoInference under mocks: the Dynamo 1.6.1 platform chart (the operator, which applies its own CRDs) and
+one v1beta1 DynamoGraphDeployment whose frontend routes on KV and whose prefill/decode vLLM workers take full
+ND H100 nodes with the RDMA pod contract and move KV over NIXL; refusals through the pure validator."""
 
 from __future__ import annotations
 
@@ -30,8 +30,9 @@ ARGS = {"name": "llama", "model": LLAMA_70B, "prefill": {"max_model_len": 32768}
 FULL_NODE_NICS = "h100-rdma-full-node"
 """The NIC claim template RdmaNetwork makes for the h100 pool (all its NICs)."""
 CRD_FILE = (crds_dir() or Path("shared/upstream/crds")) / "nvidia.com_dynamographdeployments.yaml"
-"""The pinned CRD (ai-dynamo/dynamo deploy/cloud/helm/crds/templates/), beside the others in ../shared/upstream
-once it is added there; until then the CRD check skips and only the cited field names are checked."""
+"""The CRD, beside the others in ../shared/upstream once it is pinned there (1.x ships it inside the operator
+image, applied by its crd-apply init container); until then the CRD check skips and only the cited field
+names are checked."""
 
 
 def program(holder: dict, args: dict, hf_token: str | None = "hf-test", pool: dict | None = None):
@@ -63,30 +64,43 @@ def charts(run) -> dict[str, dict]:
     return {r.name: r.inputs for r in run.resources if r.type == "kubernetes:helm.sh/v4:Chart" and "llama" in r.name}
 
 
+def components(run) -> dict[str, dict]:
+    return {c["name"]: c for c in graph(run)["spec"]["components"]}
+
+
+def main_container(component: dict) -> dict:
+    (main,) = [c for c in component["podTemplate"]["spec"]["containers"] if c["name"] == "main"]
+    return main
+
+
 # ---- the platform ---------------------------------------------------------------------------------
 
 
-def test_crd_chart_then_platform_chart_pinned_to_one_release(built):
+def test_one_platform_chart_pinned_to_the_release(built):
+    """1.x has no separate dynamo-crds chart: the operator's crd-apply init container installs the CRDs."""
     run, _ = built
     found = charts(run)
     assert {n: (i["chart"], i["version"], i["repositoryOpts"]["repo"]) for n, i in found.items()} == {
-        "llama-crds": ("dynamo-crds", "0.8.1", CHART_REPO),
-        "llama-platform": ("dynamo-platform", "0.8.1", CHART_REPO),
+        "llama-platform": ("dynamo-platform", "1.6.1", CHART_REPO),
     }
-    assert found["llama-crds"]["namespace"] == "default"
     values = found["llama-platform"]["values"]
     assert found["llama-platform"]["namespace"] == "dynamo-system"
-    assert values["dynamo-operator"]["controllerManager"]["manager"]["image"] == {"repository": OPERATOR_IMAGE, "tag": "0.8.1"}
-    assert values["etcd"] == {"enabled": True}
-    assert values["nats"] == {"enabled": True, "config": {"jetstream": {"enabled": True}}}
-    assert values["grove"] == {"enabled": False} and values["kai-scheduler"] == {"enabled": False}
+    operator = values["dynamo-operator"]
+    assert operator["controllerManager"]["manager"]["image"] == {"repository": OPERATOR_IMAGE, "tag": "1.6.1"}
+    assert operator["upgradeCRD"] is True and operator["discoveryBackend"] == "kubernetes"
+    assert operator["controllerManager"]["manager"]["containerSecurityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    # The pre-1.4 keys make the chart's validate-values.yaml fail the render.
+    assert not {"etcd", "nats", "grove", "kai-scheduler"} & set(values)
+    assert {k: v["install"] for k, v in values["global"].items()} == dict.fromkeys(
+        ("etcd", "nats", "grove", "kai-scheduler"), False
+    )
 
 
-def test_platform_namespace_is_made_baseline(built):
+def test_platform_namespace_is_restricted(built):
     run, _ = built
     namespace = next(r for r in run.resources if r.name == "llama-platform-namespace")
     assert namespace.inputs["metadata"]["name"] == "dynamo-system"
-    assert namespace.inputs["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "baseline"
+    assert namespace.inputs["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "restricted"
 
 
 def test_hf_token_secret_is_secret_and_read_by_every_worker(built):
@@ -94,8 +108,10 @@ def test_hf_token_secret_is_secret_and_read_by_every_worker(built):
     secret = next(r for r in run.resources if r.name == "llama-hf-token")
     assert secret.inputs["metadata"]["namespace"] == NAMESPACE
     assert "hf-test" not in json.dumps(secret.inputs, default=str)
-    services = graph(run)["spec"]["services"]
-    assert services["VllmPrefillWorker"]["envFromSecret"] == services["VllmDecodeWorker"]["envFromSecret"] == "llama-hf-token"
+    found = components(run)
+    for role in ("prefill", "decode"):
+        assert main_container(found[role])["envFrom"] == [{"secretRef": {"name": "llama-hf-token"}}]
+    assert "envFrom" not in main_container(found["frontend"])
 
 
 # ---- the graph ------------------------------------------------------------------------------------
@@ -104,73 +120,89 @@ def test_hf_token_secret_is_secret_and_read_by_every_worker(built):
 def test_graph_has_a_kv_routing_frontend_and_prefill_decode_workers(built):
     run, _ = built
     obj = graph(run)
-    assert (obj["apiVersion"], obj["kind"]) == ("nvidia.com/v1alpha1", "DynamoGraphDeployment")
+    assert (obj["apiVersion"], obj["kind"]) == ("nvidia.com/v1beta1", "DynamoGraphDeployment")
     assert obj["metadata"]["namespace"] == NAMESPACE
-    spec = obj["spec"]
-    assert spec["backendFramework"] == "vllm"
-    services = spec["services"]
-    assert set(services) == {"Frontend", "VllmPrefillWorker", "VllmDecodeWorker"}
-    frontend = services["Frontend"]
-    assert frontend["componentType"] == "frontend"
-    assert {"name": "DYN_ROUTER_MODE", "value": "kv"} in frontend["envs"]
-    assert frontend["extraPodSpec"]["mainContainer"]["image"] == "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.8.1"
-    for name, role in (("VllmPrefillWorker", "prefill"), ("VllmDecodeWorker", "decode")):
-        worker = services[name]
-        assert (worker["componentType"], worker["subComponentType"]) == ("worker", role)
-        main = worker["extraPodSpec"]["mainContainer"]
+    assert obj["spec"]["backendFramework"] == "vllm"
+    found = components(run)
+    assert {n: c["type"] for n, c in found.items()} == {"frontend": "frontend", "prefill": "prefill", "decode": "decode"}
+    frontend = main_container(found["frontend"])
+    assert frontend["args"] == ["-m", "dynamo.frontend"]
+    env = {e["name"]: e["value"] for e in frontend["env"]}
+    assert env == {"DYN_ROUTER_MODE": "kv", "DYN_EVENT_PLANE": "zmq"}
+    assert frontend["image"] == "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.1"
+    assert frontend["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+    for role, kv_role in (("prefill", "kv_producer"), ("decode", "kv_consumer")):
+        main = main_container(found[role])
         assert main["command"] == ["python3", "-m", "dynamo.vllm"]
         args = main["args"]
-        assert f"--is-{role}-worker" in args
-        kv = json.loads(args[args.index("--kv-transfer-config") + 1])
-        assert kv == {"kv_connector": "NixlConnector", "kv_role": "kv_both"}
+        assert args[args.index("--disaggregation-mode") + 1] == role
+        assert not {"--is-prefill-worker", "--is-decode-worker"} & set(args)  # removed in 1.x
+        assert json.loads(args[args.index("--kv-transfer-config") + 1]) == {"kv_connector": "NixlConnector", "kv_role": kv_role}
+        events = json.loads(args[args.index("--kv-events-config") + 1])
+        assert events["publisher"] == "zmq" and events["enable_kv_cache_events"] is True
         assert args[args.index("--tensor-parallel-size") + 1] == "8"
         assert args[args.index("--max-model-len") + 1] == "32768"
-        assert worker["resources"] == {"limits": {"gpu": "8"}}
+        assert main["resources"]["limits"] == {"nvidia.com/gpu": "8"}
+        assert found[role]["sharedMemorySize"] == "32Gi"
 
 
 def test_workers_carry_the_rdma_pod_contract(built):
     run, _ = built
-    for name in ("VllmPrefillWorker", "VllmDecodeWorker"):
-        pod = graph(run)["spec"]["services"][name]["extraPodSpec"]
+    for role in ("prefill", "decode"):
+        pod = components(run)[role]["podTemplate"]["spec"]
         assert pod["resourceClaims"] == [{"name": "rdma-nics", "resourceClaimTemplateName": FULL_NODE_NICS}]
         assert pod["nodeSelector"]["kubernetes.azure.com/agentpool"] == "h100"
         assert pod["tolerations"]
-        main = pod["mainContainer"]
+        assert pod["volumes"] == [{"name": "hf-cache", "emptyDir": {}}]
+        main = main_container(components(run)[role])
         assert main["resources"]["claims"] == [{"name": "rdma-nics"}]
         assert main["securityContext"]["capabilities"] == {"drop": ["ALL"], "add": ["IPC_LOCK"]}
         assert main["securityContext"]["allowPrivilegeEscalation"] is False
         env = {e["name"]: e["value"] for e in main["env"]}
         assert env["UCX_TLS"] == "rc_x,cuda_copy,cuda_ipc,self" and env["NCCL_IB_DISABLE"] == "0"
+        assert env["NCCL_NET_GDR_LEVEL"] == "5" and env["DYN_EVENT_PLANE"] == "zmq" and env["HF_HOME"] == "/hf-cache"
+
+
+def test_dra_pools_give_workers_the_full_node_gpu_claim_instead_of_nvidia_gpu():
+    pool = pool_facts("h100", H100, rdma=True, count=2)
+    claims = {"rdma-nics": FULL_NODE_NICS, "gpus": "h100-gpus-full-node"}
+    obj = graph_deployment(DynamoInferenceArgs(**ARGS), NAMESPACE, RdmaPodSpec(claims, pool.node_selector, pool.tolerations))
+    for component in obj["spec"]["components"][1:]:
+        spec = component["podTemplate"]["spec"]
+        assert {c["name"] for c in spec["resourceClaims"]} == {"rdma-nics", "gpus"}
+        main = main_container(component)
+        assert "limits" not in main["resources"] and main["resources"]["claims"] == [{"name": "rdma-nics"}, {"name": "gpus"}]
 
 
 def test_frontend_is_reachable_like_a_vllm_service(built):
     run, service = built
     assert run.outputs["endpoint"] == "http://llama-frontend.llm-d-infra.svc.cluster.local:8000/v1"
     assert (service.service_name, service.namespace, service.served_model_name) == ("llama-frontend", NAMESPACE, LLAMA_70B)
-    labels = graph(run)["spec"]["services"]["Frontend"]["labels"]
+    labels = components(run)["frontend"]["podTemplate"]["metadata"]["labels"]
     assert service.pod_labels == labels == {"app.kubernetes.io/instance": "llama", "aks-gpu-inference/dynamo-role": "frontend"}
     assert set(service.fit) == {"prefill", "decode"} and all(f.fits for f in service.fit.values())
+    assert (service.pool_sku.name, service.worker_nodes) == (H100, 2)
 
 
 # ---- the CRD --------------------------------------------------------------------------------------
 
-# Field names of DynamoComponentDeploymentSharedSpec (ai-dynamo/dynamo
-# deploy/cloud/operator/api/v1alpha1/dynamocomponentdeployment_types.go) and of the DGD spec (CRD @039eb630).
-COMPONENT_FIELDS = {
-    "annotations", "labels", "serviceName", "componentType", "subComponentType", "dynamoNamespace",
-    "globalDynamoNamespace", "resources", "autoscaling", "envs", "envFromSecret", "extraPodMetadata",
-    "extraPodSpec", "livenessProbe", "readinessProbe", "replicas", "multinode",
+# Fields of the v1beta1 DynamoGraphDeploymentSpec and of one component (DynamoComponentDeploymentSharedSpec),
+# ai-dynamo/dynamo deploy/operator/api/v1beta1/dynamographdeployment_types.go @0fddc01b (code index) and the
+# 1.6.1 wheel's DGD templates.
+GRAPH_FIELDS = {
+    "providerOverride", "annotations", "labels", "priorityClassName", "components", "env", "backendFramework",
+    "restart", "topologyConstraint", "experimental",
 }  # fmt: skip
-GRAPH_FIELDS = {"backendFramework", "dynamoGraph", "envs", "pvcs", "services"}
+COMPONENT_FIELDS = {"name", "type", "replicas", "podTemplate", "sharedMemorySize"}
 
 
 def test_rendered_graph_uses_only_cited_field_names(built):
     run, _ = built
     spec = graph(run)["spec"]
     assert set(spec) <= GRAPH_FIELDS
-    for component in spec["services"].values():
+    for component in spec["components"]:
         assert set(component) <= COMPONENT_FIELDS
-        assert set(component["extraPodSpec"]) <= {"mainContainer", "resourceClaims", "nodeSelector", "tolerations"}
+        assert set(component["podTemplate"]) == {"metadata", "spec"}
 
 
 @pytest.mark.skipif(
@@ -232,7 +264,7 @@ def test_a_refusal_registers_nothing_of_the_component():
 
 
 def test_the_policy_pack_reads_the_graph_and_finds_nothing_mandatory(built):
-    """The pack's template table knows DynamoGraphDeployment (``extraPodSpec`` + ``mainContainer``): the
+    """The pack's template table knows the v1beta1 DynamoGraphDeployment (``components[].podTemplate``): the
     rendered graph passes the mandatory rules, and a privileged worker is caught."""
     import copy
 
@@ -242,6 +274,6 @@ def test_the_policy_pack_reads_the_graph_and_finds_nothing_mandatory(built):
     assert [v for v in analyze(run) if v.mandatory] == []
     broken = copy.deepcopy(run)
     dgd = one(broken, "DynamoGraphDeployment")
-    worker = dgd.inputs["spec"]["services"]["VllmDecodeWorker"]["extraPodSpec"]["mainContainer"]
+    worker = next(c for c in dgd.inputs["spec"]["components"] if c["name"] == "decode")["podTemplate"]["spec"]["containers"][0]
     worker.setdefault("securityContext", {})["privileged"] = True
     assert "ipc-lock-without-privileged" in {v.policy for v in analyze(broken) if v.mandatory and v.urn == dgd.urn}

@@ -405,7 +405,7 @@ def test_every_gateway_problem_is_reported_at_once():
 
 
 def test_the_router_is_configured_from_the_gateways_models_and_prices():
-    config = router_config_args("gateway", gateway_args(), {"llama-8b": fake_vllm("llama-8b")}, {})
+    config = router_config_args("gateway", gateway_args(), {"llama-8b": fake_vllm("llama-8b")}, SharedServices())
     assert [(m.name, m.kind, m.endpoint) for m in config.models] == [
         ("llama-8b", "self-hosted", "llama-8b.gpu-inference.svc.cluster.local:8000"),
         ("gpt-5.5", "azure-openai", "aks-gpu-dev-openai.openai.azure.com:443"),

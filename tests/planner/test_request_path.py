@@ -210,4 +210,4 @@ def test_a_backend_whose_service_is_missing_is_a_blocker():
     model.objects[:] = [o for o in model.objects if not (o.kind == "Service" and o.name == "llama-8b")]
     found = blockers(model, "request-path")
     assert {f.object for f in found} == {"AIGatewayRoute rule x-ai-eg-model=llama-8b"}
-    assert "no Service gpu-inference/llama-8b (nor a KAITO Workspace that creates it)" in found[0].message
+    assert "no Service gpu-inference/llama-8b (nor a KAITO Workspace or Dynamo frontend that creates it)" in found[0].message

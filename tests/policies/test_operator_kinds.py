@@ -305,6 +305,20 @@ def test_dynamo_resources_reach_the_main_container():
     assert templates_of("kubernetes:nvidia.com/v1beta1:DynamoGraphDeployment", {"spec": {"services": {"w": service}}}) == []
 
 
+def test_dynamo_v1beta1_components_are_pod_templates():
+    """v1beta1 (the 1.6.1 operator's storage version): each ``spec.components[].podTemplate`` is a PodTemplateSpec."""
+    template = {"metadata": {"labels": {"a": "1"}}, "spec": {"containers": [{"name": "main", "image": "x:1"}]}}
+    props = {"spec": {"components": [{"name": "decode", "type": "decode", "podTemplate": template}]}}
+    (found,) = templates_of("kubernetes:nvidia.com/v1beta1:DynamoGraphDeployment", props)
+    assert (found.path, found.metadata, found.spec) == (
+        "spec.components[0].podTemplate.spec.",
+        template["metadata"],
+        template["spec"],
+    )
+    assert templates_of("kubernetes:nvidia.com/v1alpha1:DynamoGraphDeployment", props) == []
+    assert templates_of("kubernetes:nvidia.com/v2:DynamoGraphDeployment", props) == []
+
+
 def test_kaito_template_gets_kaitos_tolerations_and_node_affinity():
     obj = subject(load("workspace.yaml"))
     (found,) = templates_of("kubernetes:kaito.sh/v1beta1:Workspace", obj)
