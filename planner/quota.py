@@ -75,17 +75,18 @@ def _demand(name: str, pool: dict) -> PoolDemand:
 
 
 def pool_demands(resources) -> list[PoolDemand]:
-    """Every node pool the plan registers, with its maximum node count (surge included)."""
-    found = []
+    """Every node pool the plan registers, with its maximum node count (surge included): the cluster's own
+    pools first, then the separate agent pools by name (the engine registers them in no fixed order)."""
+    inside, separate = [], []
     for r in resources:
         if r.type == "azure-native:containerservice:ManagedCluster":
             for profile in r.inputs.get("agentPoolProfiles") or []:
-                found.append(_demand(str(profile.get("name")), profile))
+                inside.append(_demand(str(profile.get("name")), profile))
         elif r.type == "azure-native:containerservice:AgentPool":
-            found.append(_demand(str(r.inputs.get("agentPoolName", r.name)), r.inputs))
+            separate.append(_demand(str(r.inputs.get("agentPoolName", r.name)), r.inputs))
         elif r.type == "azure-native:resources:Resource" and r.inputs.get("resourceType") == "agentPools":
-            found.append(_demand(str(r.inputs.get("resourceName", r.name)), r.inputs.get("properties") or {}))
-    return found
+            separate.append(_demand(str(r.inputs.get("resourceName", r.name)), r.inputs.get("properties") or {}))
+    return inside + sorted(separate, key=lambda d: d.pool)
 
 
 def needs(resources, region: str) -> list[QuotaNeed]:
