@@ -17,6 +17,7 @@ from ..core.labels import (
     mig_slice,
 )
 from .dra_device_classes_args import GpuOperatorArgs
+from .pod_contract import full_node_gpu_template
 from .pools import GpuPool, pool_affinity, pool_tolerations
 
 
@@ -74,7 +75,7 @@ class GpuClaim:
 
 def full_node_claim(pool: GpuPool, device_class: str) -> GpuClaim:
     """Every whole GPU of one node of ``pool``, of its model's class."""
-    return GpuClaim(f"{pool.pool_name}-gpus-full-node", device_class, pool.gpus_per_node, pool.pool_name)
+    return GpuClaim(full_node_gpu_template(pool.pool_name), device_class, pool.gpus_per_node, pool.pool_name)
 
 
 def count_claim(count: int) -> GpuClaim:

@@ -11,6 +11,8 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.errors import FieldProblem
+
 RDMA_ENV = {
     # RC verbs over InfiniBand plus CUDA copy/IPC for GPU memory (seed 004, NIXL over UCX).
     "UCX_TLS": "rc_x,cuda_copy,cuda_ipc,self",
@@ -19,6 +21,26 @@ RDMA_ENV = {
     "NCCL_IB_DISABLE": "0",
     "NCCL_NET_GDR_LEVEL": "5",
 }
+
+
+def full_node_gpu_template(pool: str) -> str:
+    """The DRA claim template for every GPU of one node of ``pool`` (DraDeviceClasses makes it)."""
+    return f"{pool}-gpus-full-node"
+
+
+def full_node_gpu_problems(where: str, claims: Any, pool: str, namespace: str) -> list[FieldProblem]:
+    """An RDMA workload's DRA GPU claims (``templates`` and ``namespace``, as DraDeviceClasses has them), if
+    given: a full-node template for ``pool``, in the RDMA ``namespace`` beside the NIC templates."""
+    if claims is None:
+        return []
+    problems, template = [], full_node_gpu_template(pool)
+    if template not in claims.templates:
+        problems.append(FieldProblem(where, sorted(claims.templates), f"has no full-node template {template!r}"))
+    if claims.namespace != namespace:
+        why = f"claim templates are namespaced: the GPU templates must live in the RDMA namespace {namespace!r}"
+        problems.append(FieldProblem(where, claims.namespace, why))
+    return problems
+
 
 RDMA_CAPABILITY = "IPC_LOCK"
 """Lets the process pin memory for the NICs. The default 8 MiB RLIMIT_MEMLOCK stays: seed 004 ran

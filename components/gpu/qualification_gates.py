@@ -18,6 +18,7 @@ from .._base import PACKAGE, Children, StrictModel, kubernetes_provider, raise_p
 from ..core.errors import FieldProblem
 from ..core.images import pin_problem
 from .gate_jobs import GATE_LABEL, GATES, Gate, GatePlan, script_files
+from .pod_contract import full_node_gpu_template
 from .pools import GpuPool
 
 if TYPE_CHECKING:
@@ -80,7 +81,7 @@ def qualification_gates_problems(
         return [FieldProblem("pool", args.pool, f"not an RDMA pool of the network; pools: {', '.join(network.nics)}")]
     problems = []
     if gpu_claims is not None:
-        needed = {"gpu-1", f"{args.pool}-gpus-full-node"}
+        needed = {"gpu-1", full_node_gpu_template(args.pool)}
         if not needed <= set(gpu_claims.templates):
             why = f"needs the DRA templates gpu-1 and {args.pool}-gpus-full-node (gpu_counts must include 1)"
             problems.append(FieldProblem("gpu_claims", sorted(gpu_claims.templates), why))
@@ -177,4 +178,4 @@ def _gpu_template(gate: Gate, pool: str, gpu_claims: DraDeviceClasses | None) ->
     """The DRA GPU claim template a gate's pods use, or None for none (or the device plugin)."""
     if gpu_claims is None or gate.gpus == "none":
         return None
-    return "gpu-1" if gate.gpus == "one" else f"{pool}-gpus-full-node"
+    return "gpu-1" if gate.gpus == "one" else full_node_gpu_template(pool)

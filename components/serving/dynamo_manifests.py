@@ -40,6 +40,7 @@ from ..core.endpoints import DYNAMO_FRONTEND_PORT, INSTANCE_LABEL, dynamo_compon
 from ..core.errors import FieldProblem
 from ..core.labels import NVIDIA_GPU
 from ..core.security import restricted_container
+from ..gpu.pod_contract import full_node_gpu_problems, full_node_gpu_template
 from .dynamo_args import DynamoInferenceArgs, DynamoPlacement, DynamoSecrets, DynamoWorkerArgs
 
 if TYPE_CHECKING:
@@ -236,23 +237,9 @@ def frontend_service(args: DynamoInferenceArgs) -> str:
 # ---- checks -------------------------------------------------------------------------------------
 
 
-def _gpu_claim_problems(placement: DynamoPlacement) -> list[FieldProblem]:
-    """The DRA GPU claims, where given: a full-node template for the pool, next to the NIC templates."""
-    claims, template = placement.gpu_claims, gpu_claim_template(placement)
-    if claims is None:
-        return []
-    problems = []
-    if template not in claims.templates:
-        problems.append(FieldProblem("placement.gpu_claims", sorted(claims.templates), f"has no full-node template {template!r}"))
-    if claims.namespace != placement.rdma.namespace:
-        why = f"claim templates are namespaced: the GPU templates must live in the RDMA namespace {placement.rdma.namespace!r}"
-        problems.append(FieldProblem("placement.gpu_claims", claims.namespace, why))
-    return problems
-
-
 def gpu_claim_template(placement: DynamoPlacement) -> str | None:
     """The DRA claim template for all of a node's GPUs, or None when the device plugin hands them out."""
-    return f"{placement.pool.pool_name}-gpus-full-node" if placement.gpu_claims is not None else None
+    return full_node_gpu_template(placement.pool.pool_name) if placement.gpu_claims is not None else None
 
 
 def worker_fit(args: DynamoInferenceArgs, role: str, vm_size: str) -> models.FitResult:
@@ -269,7 +256,7 @@ def dynamo_inference_problems(
 ) -> list[FieldProblem]:
     """Every reason ``DynamoInference`` refuses these inputs; empty when it can deploy them."""
     pool, rdma = placement.pool, placement.rdma
-    problems = _gpu_claim_problems(placement)
+    problems = full_node_gpu_problems("placement.gpu_claims", placement.gpu_claims, pool.pool_name, rdma.namespace)
     if pool.pool_name not in rdma.nics:
         problems.append(FieldProblem("placement.pool", pool.pool_name, "not an RDMA pool of the given RdmaNetwork"))
     if pool.gpu_resource_name != NVIDIA_GPU:

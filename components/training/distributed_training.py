@@ -24,6 +24,7 @@ import pulumi_kubernetes as k8s
 
 from .._base import PACKAGE, Children, kubernetes_provider, raise_problems, validate_args
 from ..core.security import restricted_namespace
+from ..gpu.pod_contract import full_node_gpu_template
 from . import ray_manifests as manifests
 from .distributed_training_args import CheckpointStore, DistributedTrainingArgs, TrainingWorkers
 from .run_cost import TrainingCost, training_cost
@@ -156,4 +157,4 @@ class DistributedTraining(pulumi.ComponentResource):
 
 def _gpu_template(workers: TrainingWorkers) -> str | None:
     """The DRA claim template for all of a node's GPUs, or None when the device plugin hands them out."""
-    return f"{workers.pool.pool_name}-gpus-full-node" if workers.gpu_claims is not None else None
+    return full_node_gpu_template(workers.pool.pool_name) if workers.gpu_claims is not None else None

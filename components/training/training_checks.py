@@ -12,7 +12,7 @@ from ..core.catalog import GpuSku
 from ..core.errors import FieldProblem
 from ..core.images import pin_problem
 from ..core.labels import AGENTPOOL_LABEL, NVIDIA_GPU, SPOT_LABEL, is_mig_resource
-from ..gpu.pod_contract import RDMA_ENV
+from ..gpu.pod_contract import RDMA_ENV, full_node_gpu_problems
 from ..gpu.pools import GpuPool
 from .distributed_training_args import DistributedTrainingArgs
 from .ray_manifests import CHECKPOINT_ENV, image_ray_version, is_spot_pool, worker_cpu, worker_memory_gib
@@ -101,13 +101,7 @@ def _pool_problems(args: DistributedTrainingArgs, workers: Workers) -> list[Fiel
     if args.workers > pool.max_nodes:
         why = f"one worker per node: pool {name!r} has at most {pool.max_nodes} nodes (its count, or max_count)"
         problems.append(FieldProblem("workers", args.workers, why))
-    template = f"{name}-gpus-full-node"
-    if claims is not None and template not in claims.templates:
-        problems.append(FieldProblem("workers.gpu_claims", sorted(claims.templates), f"has no full-node template {template!r}"))
-    if claims is not None and claims.namespace != network.namespace:
-        why = f"claim templates are namespaced: the GPU templates must live in the RDMA namespace {network.namespace!r}"
-        problems.append(FieldProblem("workers.gpu_claims", claims.namespace, why))
-    return problems
+    return problems + full_node_gpu_problems("workers.gpu_claims", claims, name, network.namespace)
 
 
 def _version(text: str) -> tuple[int, ...]:
