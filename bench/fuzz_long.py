@@ -1,8 +1,8 @@
 """A longer fuzz run than tests/test_fuzz.py: the same generators (tests/fuzzing.py), random rather
 than derandomized, with many more examples per target.
 
-Each target feeds mutated inputs to the real command line in process (``plan`` with ``--no-helm`` into
-a temporary project, ``scan`` in all three formats, ``fit``) or to the bounded loaders
+Each target feeds mutated inputs to the real command line in process (``plan`` into a
+temporary project, ``scan`` in all three formats, ``fit``) or to the bounded loaders
 (``planner.safe_yaml``, ``planner.safe_json``), and counts exit codes. A *crash* is an exit code
 outside 0/1/2, a traceback on stderr, or (for the loaders) an exception other than ConfigError; each
 is printed with the input that caused it (the first few per target).

@@ -98,11 +98,13 @@ def _plan(args: argparse.Namespace, project_dir: Path, out) -> int:
         _progress(
             f"secrets not in {stack.path.name}, planned with placeholders: {', '.join(stack.placeholder_secrets)}", args.quiet
         )
-    run, renders = _run_stack(args, project_dir, stack)
+    from .upstream import upstream_dir
+
+    upstream = Path(args.upstream) if args.upstream else upstream_dir()
+    run, renders = _run_stack(args, project_dir, stack, upstream)
     from . import analyzer, claims, deploy, gateway_report, quota_report, render, report, training_report
     from .deploy import crds as deploy_crds
     from .deploy import model as deploy_model
-    from .upstream import upstream_dir
 
     out_dir = out.staging  # moved to out.target by out.commit() once complete
     _progress(f"registered {len(run.resources)} resources; writing {out.target}", args.quiet)
@@ -122,17 +124,24 @@ def _plan(args: argparse.Namespace, project_dir: Path, out) -> int:
     print(report.model_fits(run) + report.gateway_routes(run), end="")
     claim_verdicts = claims.check(run)
     (out_dir / "claims.json").write_text(json.dumps([v.__dict__ for v in claim_verdicts], indent=2) + "\n")
-    upstream = Path(args.upstream) if args.upstream else upstream_dir()
     planned = deploy_model.build(run, renders, claim_verdicts)
     findings = deploy.run(planned, as_of, upstream)
     gateway = gateway_report.build(planned, upstream)
     (out_dir / "gateway.json").write_text(json.dumps(gateway, indent=2) + "\n")
     (out_dir / "deployability.json").write_text(
-        json.dumps({"as_of": as_of.isoformat(), "findings": [f.as_dict() for f in findings]}, indent=2) + "\n"
+        json.dumps(
+            {
+                "as_of": as_of.isoformat(),
+                "findings": [f.as_dict() for f in findings],
+                "charts": [render_summary(r) for r in renders],
+            },
+            indent=2,
+        )
+        + "\n"
     )
     print(report.claim_satisfiability(claim_verdicts), end="")
-    unpinned = deploy_crds.unpinned(planned, upstream)
-    print(report.deployability(findings, renders, as_of, upstream, unpinned), end="\n\n")
+    unchecked = deploy_crds.unchecked(planned, upstream)
+    print(report.deployability(findings, renders, as_of, unchecked, deploy_crds.snapshots(planned, upstream)), end="\n\n")
     print(gateway_report.text(gateway), end="\n\n")
     mandatory = _print_verdicts(run, verdicts, analyzer.exemptions(run, policy_config))
     out.commit()
@@ -145,7 +154,26 @@ def _plan(args: argparse.Namespace, project_dir: Path, out) -> int:
     return EXIT_FAILED if mandatory or unsatisfiable or blockers else EXIT_OK
 
 
-def _run_stack(args: argparse.Namespace, project_dir: Path, stack: StackFile) -> tuple[ProgramRun, list[ChartRender]]:
+def render_summary(render: ChartRender) -> dict:
+    """How one chart was rendered, for deployability.json."""
+    return {
+        "chart": render.chart,
+        "version": render.version,
+        "resource": render.resource.urn,
+        "rendered_by": render.source,
+        "archive": render.archive,
+        "objects": len(render.objects),
+        "crds": len(render.crds),
+        "hooks": len(render.hooks),
+        "problems": render.problems,
+        "helm4_differences": render.helm4,
+        "snapshot": render.caveat,
+    }
+
+
+def _run_stack(
+    args: argparse.Namespace, project_dir: Path, stack: StackFile, upstream: Path | None
+) -> tuple[ProgramRun, list[ChartRender]]:
     """The stack program run under the mocks, with its charts' objects added: (run, chart renders)."""
     import pulumi
 
@@ -156,8 +184,9 @@ def _run_stack(args: argparse.Namespace, project_dir: Path, stack: StackFile) ->
     except pulumi.RunError as err:
         # Components raise RunError subclasses for bad input: the message is the whole story.
         raise ConfigError(f"{stack.path.name}: the stack program refused its input", [str(err)]) from None
-    _progress("rendering the stack's Helm charts (helm template where available, else the project's chart profiles)", args.quiet)
-    return charts.expand(run, use_helm=not args.no_helm)
+    sources = charts.ChartSources.configured(args.charts, upstream, args.pull, project_dir)
+    _progress("rendering the stack's Helm charts with Helm (helm template, else helm-python-sdk)", args.quiet)
+    return charts.expand(run, sources)
 
 
 def _print_verdicts(run: ProgramRun, verdicts: list[Verdict], exempted: list) -> list[Verdict]:
@@ -257,12 +286,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="judge versions, models and VM sizes as retired or not on this date (default: today)",
     )
     plan.add_argument(
-        "--no-helm", action="store_true", help="render charts from the project's chart profiles even when helm is on the PATH"
+        "--charts",
+        metavar="DIR",
+        action="append",
+        help="a folder of chart archives (<chart>-<version>.tgz) to render from, before $AKS_GPU_CHARTS, the chart cache "
+        "($AKS_GPU_CHART_CACHE, else ~/.cache/aks-gpu/charts) and <upstream>/chart-archives; repeatable",
+    )
+    plan.add_argument(
+        "--pull",
+        action="store_true",
+        help="pull a chart found nowhere offline, at its exact version, from its HTTP repository or OCI registry into the cache",
     )
     plan.add_argument(
         "--upstream",
         metavar="DIR",
-        help="pinned upstream chart values and CRDs to check against (default: $AKS_GPU_UPSTREAM, else ../shared/upstream)",
+        help="pinned upstream CRDs and chart archives to check against (default: $AKS_GPU_UPSTREAM, else ../shared/upstream)",
     )
     plan.set_defaults(func=cmd_plan)
 

@@ -128,9 +128,10 @@ def _range(low: float, high: float) -> str:
     return money(low) if abs(high - low) < 0.005 else f"{money(low)} - {money(high)}"
 
 
-def deployability(findings, renders, as_of, upstream, unpinned_crds=()) -> str:
+def deployability(findings, renders, as_of, unchecked_crds=(), notes=()) -> str:
     """The Deployability section: which charts were rendered how, every finding, what was not checked
-    (``unpinned_crds``: the custom resource kinds whose CRD schema the upstream copy lacks)."""
+    (``unchecked_crds``: the custom resource kinds whose CRD no chart and no upstream copy has; ``notes``: what
+    the data used cannot vouch for)."""
     from .deploy import CHECKS, NOT_CHECKED
 
     blockers = sum(f.level == "blocker" for f in findings)
@@ -151,31 +152,37 @@ def deployability(findings, renders, as_of, upstream, unpinned_crds=()) -> str:
                 " ".join(r.resource.type.split("/", 1)[1].split(":")),
                 r.namespace,
                 len(r.objects),
+                len(r.crds),
                 len(r.hooks),
-                r.source,
-                {True: "yes", False: "no", None: "not checked"}[r.values_checked],
+                r.source if r.rendered else "not rendered",
+                {True: "yes", None: "no"}[r.values_checked],
             ]
             for r in renders
         ]
-        lines.append(table(["chart", "version", "as", "namespace", "objects", "hooks", "rendered from", "values checked"], rows))
+        lines.append(
+            table(["chart", "version", "as", "namespace", "objects", "CRDs", "hooks", "rendered by", "values checked"], rows)
+        )
+    for r in renders:
+        if r.helm4:
+            lines.append(
+                f"  warning: {r.label} is planned as Helm 3 renders it (Pulumi's provider embeds Helm 3, which reads only "
+                f"the first document of a multi-document values.yaml); Helm 4, which merges them all, would render: "
+                + "; ".join(r.helm4)
+            )
     if findings:
         lines.append(
             table(
                 ["level", "check", "object", "problem", "fix"], [[f.level, f.check, f.object, f.message, f.fix] for f in findings]
             )
         )
-    not_checked = list(NOT_CHECKED)
-    if any(r.source != "helm template" for r in renders):
-        not_checked.insert(0, "charts rendered from profiles, not by helm: objects as the profile records them for these values")
-    if upstream is None:
-        not_checked.insert(0, "chart values against the charts (no upstream copy: pass --upstream DIR or set AKS_GPU_UPSTREAM)")
-    else:
-        unpinned = [f"{r.chart} {r.version}" for r in renders if r.values_checked is False]
-        if unpinned:
-            not_checked.insert(0, f"the values passed to {', '.join(unpinned)} (no pinned values.yaml in the upstream copy)")
-    not_checked[:0] = [f"{r.chart} {r.version}: {r.caveat}" for r in renders if r.caveat and r.source != "helm template"]
-    if unpinned_crds:
-        not_checked.insert(0, f"{', '.join(unpinned_crds)} against a CRD schema (none pinned in the upstream copy)")
+    not_checked = [f"{r.label}: not rendered, so nothing it creates" for r in renders if not r.rendered]
+    not_checked += [f"{r.chart} {r.version}: {r.caveat}" for r in renders if r.caveat]
+    not_checked += list(notes)
+    if unchecked_crds:
+        not_checked.append(
+            f"{', '.join(unchecked_crds)} against a CRD schema (no chart of the stack and no upstream copy has it)"
+        )
+    not_checked += NOT_CHECKED
     lines.append("  not checked offline: " + "; ".join(not_checked) + ".")
     return "\n".join(lines)
 

@@ -34,3 +34,22 @@ def missing_reason() -> str:
     if configured:
         return f"${ENV_VAR}={configured} is not a folder"
     return f"no shared/upstream beside the repository ({DEFAULT.resolve()}); set ${ENV_VAR} to its path"
+
+
+# Files of shared/upstream that stand in for a release they are not (each named in the note beside them).
+_SNAPSHOTS = {
+    "dynamo-platform-1.6.1.tgz": "DYNAMO.md",
+    "nvidia.com_dynamographdeployments.yaml": "DYNAMO.md",
+}
+
+
+def snapshot_note(path: str | Path) -> str:
+    """What a file of the upstream copy really is, when it is a snapshot standing in for the pinned release."""
+    path = Path(path)
+    note = _SNAPSHOTS.get(path.name)
+    if note is None or not (path.parent.parent / note).is_file():
+        return ""
+    return (
+        f"{path.name} of the upstream copy is a snapshot of upstream main (2026-08-21, 1.5.0 development) packaged as "
+        f"the pinned release, not the release itself ({path.parent.parent / note})"
+    )

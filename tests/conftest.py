@@ -14,8 +14,10 @@ from hypothesis import configuration, settings
 
 from components._base import ComponentInputError
 from components.context import ClusterContext
-from planner.engine import PlaceholderMocks, ProgramRun, RecordingMonitor, run_function, run_program
+from planner.charts import ChartRender, ChartSources, render_chart
+from planner.engine import PlaceholderMocks, ProgramRun, RecordingMonitor, Registered, run_function, run_program
 from planner.stackfile import add_secret_placeholders
+from planner.upstream import missing_reason, upstream_dir
 
 # The suite writes nothing into the checkout: Hypothesis keeps its example database and constants
 # cache under the system temp folder instead of ./.hypothesis (pytest's cache is off in pyproject.toml).
@@ -90,6 +92,44 @@ def planned_stack(stack: str) -> ProgramRun:
 
     Tests that need a variant call ``run_stack`` with a modified ``stack_config``."""
     return run_stack(stack_config(stack), stack)
+
+
+def chart_sources() -> ChartSources:
+    """The pinned chart archives of ``shared/upstream/chart-archives`` only (no cache, no pull); skips without them."""
+    upstream = upstream_dir()
+    if upstream is None or not (upstream / "chart-archives").is_dir():
+        pytest.skip(f"no pinned chart archives: {missing_reason()}")
+    return ChartSources(folders=[], cache=upstream / "chart-archives", upstream_archives=None)
+
+
+def expand_charts(run: ProgramRun) -> tuple[ProgramRun, list[ChartRender]]:
+    """``run`` with its charts rendered by Helm from the pinned archives, as ``aks-gpu plan`` renders them."""
+    from planner.charts import expand
+
+    return expand(run, chart_sources())
+
+
+@functools.cache
+def _expanded(stack: str) -> tuple[ProgramRun, list[ChartRender]]:
+    from planner.charts import expand
+
+    return expand(planned_stack(stack), chart_sources())
+
+
+def expanded_stack(stack: str) -> tuple[ProgramRun, list[ChartRender]]:
+    """``planned_stack(stack)`` with its charts rendered, once per session; tests must not mutate the result."""
+    chart_sources()  # skips before anything is cached
+    return _expanded(stack)
+
+
+CHART_V4 = "kubernetes:helm.sh/v4:Chart"
+
+
+def render_pinned(chart: str, version: str, values: dict, release: str, namespace: str, kind: str = CHART_V4) -> ChartRender:
+    """One pinned chart rendered by Helm as a ``kind`` resource named ``release`` in ``namespace``."""
+    urn = f"urn:pulumi:test::{PROJECT}::{kind}::{release}"
+    inputs = {"chart": chart, "version": version, "values": values, "namespace": namespace}
+    return render_chart(Registered(urn, kind, release, None, True, inputs), chart_sources(), namespace)
 
 
 @pytest.fixture

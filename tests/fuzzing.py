@@ -274,5 +274,5 @@ def plan(project: Path, text: str, stack: str = "fuzz") -> tuple[int, str, str, 
     (project / f"Pulumi.{stack}.yaml").write_text(text)
     out = project / "out" / stack
     shutil.rmtree(out, ignore_errors=True)
-    code, stdout, stderr = run_cli(["plan", stack, "--project-dir", str(project), "--out", str(out), "--no-helm", "-q"])
+    code, stdout, stderr = run_cli(["plan", stack, "--project-dir", str(project), "--out", str(out), "-q"])
     return code, stdout, stderr, out

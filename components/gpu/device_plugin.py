@@ -9,8 +9,7 @@ The project owns this DaemonSet instead of installing the ``nvidia-device-plugin
 0.17.0 always renders a second, privileged DaemonSet, the MPS control daemon
 (``templates/daemonset-mps-control-daemon.yml``, gated only by ``devicePlugin.enabled``), which
 these pools never use and which no chart value removes. The DaemonSet below is the chart's
-device-plugin DaemonSet as it renders for these values (``components/chart_profiles/
-nvidia-device-plugin@0.17.0.yaml`` records the template it comes from).
+device-plugin DaemonSet (``templates/daemonset-device-plugin.yml`` at v0.17.0) as it renders for these values.
 """
 
 from __future__ import annotations

@@ -36,8 +36,8 @@ class DynamoPlatformArgs(StrictModel):
     chart_version: str = Field("1.6.1", pattern=r"^\d+\.\d+\.\d+$")
     """Version of the ``dynamo-platform`` chart (``https://helm.ngc.nvidia.com/nvidia/ai-dynamo/charts/``),
     exact; the operator image gets the same tag. Default ``1.6.1`` (ai-dynamo 1.6.1 on PyPI, 2026-10-27). The
-    runtime image must be of the same release, so change both together. The planner checks a version only
-    where a chart profile exists (``components/chart_profiles/dynamo-platform@<v>.yaml``)."""
+    runtime image must be of the same release, so change both together. ``aks-gpu plan`` renders the chart of
+    this version where it finds its archive (``--charts``, the cache, ``shared/upstream``, or ``--pull``)."""
 
     extra_values: dict[str, Any] = Field(default_factory=dict)
     """More ``dynamo-platform`` values, merged over the component's (e.g. ``{"dynamo-operator":

@@ -21,10 +21,12 @@ Sources, by how exact they are:
   replaces the operator's default (``fsGroup: 1000``); ``sharedMemorySize`` (component level, default 8Gi)
   becomes a memory-backed ``/dev/shm``; the operator injects ``DYN_DISCOVERY_BACKEND=kubernetes``.
   ``ResolveGPUCount`` counts GPUs from ``nvidia.com/gpu`` or, without it, from the DRA claims.
-- **The platform chart:** ``components/chart_profiles/dynamo-platform@1.6.1.yaml``, reconstructed from the
-  published 1.4.1 chart, 1.5.0 values and the 1.6.0 README (its header): no 1.6.1 template was readable.
-- **The CRD:** not in ``../shared/upstream``; applied at run time by the operator's ``crd-apply`` init
-  container from the operator image. The tests validate against it where it is pinned there and skip otherwise.
+- **The platform chart:** rendered by Helm from ``shared/upstream/chart-archives/dynamo-platform-1.6.1.tgz``,
+  upstream ``main`` of 2026-08-21 packaged as 1.6.1 (``shared/upstream/DYNAMO.md``): not the release itself,
+  which the plan says.
+- **The CRD:** applied at run time by the operator's ``crd-apply`` init container from the operator image;
+  the graph is validated against ``shared/upstream/crds/nvidia.com_dynamographdeployments.yaml``, the same
+  2026-08-21 snapshot.
 
 Not verified on a cluster: the operator's handling of the DRA NIC claims in a real pod, and the runtime
 image's user (the frontend is therefore not claimed non-root).

@@ -37,8 +37,8 @@ class KubeRayOperatorArgs(StrictModel):
 
     chart_version: str = Field("1.7.0", pattern=r"^\d+\.\d+\.\d+$")
     """``kuberay-operator`` chart version from ``https://ray-project.github.io/kuberay-helm/``, exact (no
-    range). Default ``1.7.0``, the release whose chart and CRDs ``components/chart_profiles`` and
-    ``shared/upstream`` hold; run ``helm show chart`` once before a first install (not checked offline)."""
+    range). Default ``1.7.0``, the release whose archive and CRDs ``shared/upstream`` holds; ``aks-gpu plan``
+    renders any version it can find or ``--pull``."""
 
     image_tag: str = Field("v1.7.0", pattern=r"^v\d+\.\d+\.\d+$")
     """Tag of ``quay.io/kuberay/operator``. Default ``v1.7.0``, the chart's own (values.yaml ``image.tag``)."""

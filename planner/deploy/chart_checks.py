@@ -1,28 +1,38 @@
-"""Charts: hooks that Pulumi's v4 Chart never runs, and values the chart does not know."""
+"""Charts: ones Helm could not render, hooks that Pulumi's v4 Chart never runs, and values Helm ignores."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from .. import chart_values
 from . import Finding
 from .model import DeployModel
+
+
+def rendered(model: DeployModel) -> list[Finding]:
+    """A chart Helm refused (a blocker: ``pulumi up`` fails the same way) or that was not at hand (a warning
+    naming what that leaves unchecked: never a silent pass)."""
+    findings = []
+    for chart in model.charts:
+        if chart.rendered:
+            continue
+        refused = bool(chart.archive)
+        findings.append(
+            Finding(
+                "charts",
+                "blocker" if refused else "warning",
+                chart.label,
+                "; ".join(chart.problems)
+                + ("" if refused else ": nothing it creates was checked (objects, CRDs, pods, policies, values)"),
+                "use values this chart version accepts"
+                if refused
+                else "pass --charts DIR with its archive, or --pull to fetch it into the chart cache",
+            )
+        )
+    return findings
 
 
 def hooks(model: DeployModel) -> list[Finding]:
     """A v4 Chart whose needed objects are hooks: one finding per chart, naming each needed hook."""
     findings = []
     for chart in model.charts:
-        if chart.source == "unknown":
-            findings.append(
-                Finding(
-                    "helm-hooks",
-                    "warning",
-                    chart.label,
-                    "what this chart creates is unknown (no helm on the PATH and no profile): nothing it renders was checked",
-                    f"install helm, or add components/chart_profiles/{chart.chart}@{chart.version}.yaml",
-                )
-            )
         if chart.runs_hooks:
             continue
         needed = [h for h in chart.hooks if h.required]
@@ -40,19 +50,16 @@ def hooks(model: DeployModel) -> list[Finding]:
     return findings
 
 
-def values(model: DeployModel, upstream: Path | None) -> list[Finding]:
-    findings = []
-    for chart in model.charts:
-        problems = chart_values.check(upstream, chart.chart, chart.version, chart.values, chart.free_form) if upstream else None
-        chart.values_checked = problems is not None
-        for problem in problems or []:
-            findings.append(
-                Finding(
-                    "chart-values",
-                    "blocker",
-                    chart.label,
-                    problem,
-                    "use the value names of this chart version (its values.yaml / values.schema.json)",
-                )
-            )
-    return findings
+def values(model: DeployModel) -> list[Finding]:
+    """Values Helm would ignore: the key is in no values.yaml and no template reads it."""
+    return [
+        Finding(
+            "chart-values",
+            "blocker",
+            chart.label,
+            problem,
+            "use the value names of this chart version (its values.yaml and templates)",
+        )
+        for chart in model.charts
+        for problem in chart.values_problems or []
+    ]

@@ -7,11 +7,16 @@ wait for that source, or the API server answers "no matches for kind".
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import Finding
 from .model import DeployModel, KubeObject
+
+if TYPE_CHECKING:
+    from ..crd_files import CRD
 
 BUILT_IN_GROUPS = frozenset(
     {
@@ -45,6 +50,15 @@ ADD_ONS = {
 }
 
 
+# Charts whose operator applies the CRDs of a group itself when it starts, instead of shipping them in the chart.
+# A v4 Chart waits for its Deployments to be ready, so objects that depend on the chart find the CRDs.
+OPERATOR_APPLIED = {
+    # deploy/helm/charts/platform/components/operator/templates/manager-rbac.yaml and the Deployment's init
+    # container `crd-apply --crds-dir=/opt/dynamo-operator/crds/` (shared/upstream/DYNAMO.md, "Render").
+    "dynamo-platform": "nvidia.com",
+}
+
+
 @dataclass(frozen=True)
 class Source:
     what: str
@@ -58,6 +72,10 @@ def sources(model: DeployModel) -> dict[tuple[str, str], list[Source]]:
     for chart in model.charts:
         for crd in chart.crds:
             found.setdefault((crd.group, crd.kind), []).append(Source(chart.label, chart.resource.urn))
+        if chart.chart in OPERATOR_APPLIED:
+            found.setdefault((OPERATOR_APPLIED[chart.chart], "*"), []).append(
+                Source(f"{chart.label}, whose operator applies them", chart.resource.urn)
+            )
     for obj in model.objects:
         if obj.kind == "CustomResourceDefinition":
             spec = obj.manifest.get("spec") or {}
@@ -81,12 +99,24 @@ def _add_on(model: DeployModel, group: str) -> str | None:
 def check(model: DeployModel) -> list[Finding]:
     findings = []
     known = sources(model)
+    unrendered = [c.label for c in model.charts if not c.rendered]
     for obj in model.objects:
         if obj.group in BUILT_IN_GROUPS or obj.kind == "CustomResourceDefinition":
             continue
         if _add_on(model, obj.group):
             continue
-        candidates = known.get((obj.group, obj.kind), [])
+        candidates = known.get((obj.group, obj.kind)) or known.get((obj.group, "*"), [])
+        if not candidates and unrendered:
+            findings.append(
+                Finding(
+                    "crds",
+                    "warning",
+                    obj.label,
+                    f"no CRD for {obj.kind}.{obj.group} at hand; it may come from {', '.join(unrendered)}, which could not be rendered",
+                    "make the chart's archive available (--charts DIR or --pull) so its CRDs are known",
+                )
+            )
+            continue
         if not candidates:
             hint = ADD_ONS.get(obj.group)
             fix = (
@@ -113,40 +143,57 @@ def check(model: DeployModel) -> list[Finding]:
     return findings
 
 
-def schemas(model: DeployModel, upstream: Path | None) -> list[Finding]:
-    """Each custom resource against its CRD's schema and CEL rules, where the upstream copy has the CRD
-    (``../shared/upstream/crds``): what the API server would reject, or prune without a word."""
-    folder = upstream / "crds" if upstream else None
-    if folder is None or not folder.is_dir():
-        return []
-    from ..crd_files import crd_index
+def at_hand(model: DeployModel, upstream: Path | None) -> Callable[[KubeObject], CRD | None]:
+    """The CRD of a custom resource: the one a chart or object of the stack installs (what the cluster will
+    really serve), else the pinned copy in ``upstream/crds``; None when neither has it."""
+    from ..crd_files import crd_index, parse_crd
 
-    index = crd_index(folder)
-    findings = []
+    installed = {}
     for obj in model.objects:
-        if obj.group in BUILT_IN_GROUPS or obj.chart is not None:
-            continue
-        result = index.validate(obj.manifest)
-        for error in result.errors if result else []:
+        if obj.kind == "CustomResourceDefinition":
+            crd = parse_crd(obj.manifest)
+            installed[(crd.group, crd.kind)] = crd
+    folder = upstream / "crds" if upstream else None
+    index = crd_index(folder) if folder is not None and folder.is_dir() else None
+
+    def lookup(obj: KubeObject) -> CRD | None:
+        return installed.get((obj.group, obj.kind)) or (index.get(obj.group, obj.kind) if index is not None else None)
+
+    return lookup
+
+
+def schemas(model: DeployModel, upstream: Path | None) -> list[Finding]:
+    """Each custom resource (the stack's own and what its charts render) against its CRD's schema and CEL
+    rules: what the API server would reject, or prune without a word."""
+    from ..crd_schema import validate
+
+    lookup = at_hand(model, upstream)
+    findings = []
+    for obj in custom_resources(model):
+        crd = lookup(obj)
+        for error in validate(obj.manifest, crd).errors if crd is not None else []:
             findings.append(Finding("crds", "blocker", obj.label, error, "write the fields this CRD version defines"))
     return findings
 
 
-def unpinned(model: DeployModel, upstream: Path | None) -> list[str]:
-    """The custom resources of the stack (outside charts) whose CRD the upstream copy lacks, so their schema
-    was not checked: ``Kind.group`` each, sorted. Empty without an upstream copy (the report says that)."""
-    folder = upstream / "crds" if upstream else None
-    if folder is None or not folder.is_dir():
-        return []
-    from ..crd_files import crd_index
+def custom_resources(model: DeployModel) -> list[KubeObject]:
+    return [o for o in model.objects if o.group not in BUILT_IN_GROUPS and o.kind != "CustomResourceDefinition"]
 
-    index = crd_index(folder)
+
+def unchecked(model: DeployModel, upstream: Path | None) -> list[str]:
+    """The custom resource kinds of the stack whose CRD neither the stack's charts nor the upstream copy has,
+    so their schema was not checked: ``Kind.group`` each, sorted."""
+    lookup = at_hand(model, upstream)
+    return sorted({f"{o.kind}.{o.group}" for o in custom_resources(model) if lookup(o) is None})
+
+
+def snapshots(model: DeployModel, upstream: Path | None) -> list[str]:
+    """Notes on the CRDs taken from the upstream copy that stand in for a release they are not."""
+    from ..upstream import snapshot_note
+
+    lookup = at_hand(model, upstream)
     return sorted(
-        {
-            f"{obj.kind}.{obj.group}"
-            for obj in model.objects
-            if obj.group not in BUILT_IN_GROUPS and obj.chart is None and index.for_object(obj.manifest) is None
-        }
+        {note for o in custom_resources(model) if (crd := lookup(o)) and crd.source and (note := snapshot_note(crd.source))}
     )
 
 

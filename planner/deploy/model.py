@@ -15,8 +15,7 @@ from components.core import catalog
 from components.core.labels import AGENTPOOL_LABEL, SPOT_LABEL, SPOT_TAINT
 from policies.rules._model import Resource
 
-from ..chart_render import CLUSTER_SCOPED, ChartRender
-from ..charts import child_records
+from ..charts import CLUSTER_SCOPED, ChartRender, child_records
 from ..engine import ProgramRun, Registered
 from ..render import plain
 

@@ -36,7 +36,7 @@ from tests.conftest import (
     secret_config,
     stack_config,
 )
-from tests.crd_models import AIGatewayRoute, AIServiceBackend, BackendSecurityPolicy, SecurityPolicy, check_gateway_references
+from tests.crd_check import check_gateway_references, policy_targets
 from tests.dashboard_metrics import ALLOWED, GATEWAY_METRICS, ROUTER_METRICS, VLLM_METRICS, metric_names
 from tests.router_rules import route
 
@@ -123,17 +123,13 @@ def refresher_pods(objects: list[dict]) -> list[dict]:
 
 def azure_openai_secret_names(objects: list[dict]) -> set[str]:
     """The Secrets the BackendSecurityPolicies of AzureOpenAI-schema backends read."""
-    azure = {
-        o["metadata"]["name"]
-        for o in of_kind(objects, "AIServiceBackend")
-        if AIServiceBackend.model_validate(o).spec.schema_.name == "AzureOpenAI"
-    }
+    azure = {o["metadata"]["name"] for o in of_kind(objects, "AIServiceBackend") if o["spec"]["schema"]["name"] == "AzureOpenAI"}
     names = set()
     for obj in of_kind(objects, "BackendSecurityPolicy"):
-        spec = BackendSecurityPolicy.model_validate(obj).spec
-        if {t.name for t in spec.targetRefs} & azure:
-            assert spec.type == "APIKey", "the refreshed Entra token is sent as the bearer credential"
-            names.add(spec.apiKey.secretRef.name)
+        spec = obj["spec"]
+        if {t["name"] for t in spec["targetRefs"]} & azure:
+            assert spec["type"] == "APIKey", "the refreshed Entra token is sent as the bearer credential"
+            names.add(spec["apiKey"]["secretRef"]["name"])
     return names
 
 
@@ -160,8 +156,8 @@ def test_every_backend_security_policy_reads_a_secret_that_exists(dev):
     _, objects, _ = dev
     secrets = {(o["metadata"]["namespace"], o["metadata"]["name"]): o for o in of_kind(objects, "Secret")}
     for obj in of_kind(objects, "BackendSecurityPolicy"):
-        ref = BackendSecurityPolicy.model_validate(obj).spec.apiKey.secretRef
-        secret = secrets[(ref.namespace or obj["metadata"]["namespace"], ref.name)]
+        ref = obj["spec"]["apiKey"]["secretRef"]
+        secret = secrets[(ref.get("namespace") or obj["metadata"]["namespace"], ref["name"])]
         assert set(secret["stringData"]) == {"apiKey"}
 
 
@@ -172,12 +168,12 @@ def routed_models(objects: list[dict]) -> dict[str, str]:
     """AIGatewayRoute rules: model header value -> AIServiceBackend."""
     (route,) = of_kind(objects, "AIGatewayRoute")
     routes = {}
-    for rule in AIGatewayRoute.model_validate(route).spec.rules:
-        (match,) = rule.matches
-        (header,) = match.headers
-        assert header.name == "x-ai-eg-model" and header.type == "Exact"
-        (backend,) = rule.backendRefs
-        routes[header.value] = backend.name
+    for rule in route["spec"]["rules"]:
+        (match,) = rule["matches"]
+        (header,) = match["headers"]
+        assert header["name"] == "x-ai-eg-model" and header.get("type") == "Exact"
+        (backend,) = rule["backendRefs"]
+        routes[header["value"]] = backend["name"]
     return routes
 
 
@@ -238,20 +234,20 @@ def test_no_route_is_anonymous(dev):
     ns, name = gateway["metadata"]["namespace"], gateway["metadata"]["name"]
     guarded = []
     for obj in of_kind(objects, "SecurityPolicy"):
-        spec = SecurityPolicy.model_validate(obj).spec
-        if spec.apiKeyAuth and any((t.kind, t.name) == ("Gateway", name) for t in spec.targets()):
+        spec = obj["spec"]
+        if spec.get("apiKeyAuth") and any((t["kind"], t["name"]) == ("Gateway", name) for t in policy_targets(spec)):
             assert obj["metadata"]["namespace"] == ns
-            guarded.append(spec.apiKeyAuth)
+            guarded.append(spec["apiKeyAuth"])
     (auth,) = guarded
-    assert auth.forwardClientIDHeader, "budgets count per client id"
-    (ref,) = auth.credentialRefs
-    assert ref.kind in (None, "Secret") and ref.group in (None, "")
-    (keys,) = [o for o in of_kind(objects, "Secret") if (o["metadata"]["namespace"], o["metadata"]["name"]) == (ns, ref.name)]
+    assert auth.get("forwardClientIDHeader"), "budgets count per client id"
+    (ref,) = auth["credentialRefs"]
+    assert ref.get("kind") in (None, "Secret") and ref.get("group") in (None, "")
+    (keys,) = [o for o in of_kind(objects, "Secret") if (o["metadata"]["namespace"], o["metadata"]["name"]) == (ns, ref["name"])]
     client_ids = stack_config("dev")[f"{PROJECT}:gateway"]["gateway"]["client_ids"]
     assert set(keys["stringData"]) == set(client_ids) == {"agent"}
     # Every route hangs off that Gateway (and only there).
     for obj in of_kind(objects, "AIGatewayRoute"):
-        assert {(p.kind, p.name) for p in AIGatewayRoute.model_validate(obj).spec.parentRefs} == {("Gateway", name)}
+        assert {(p.get("kind"), p["name"]) for p in obj["spec"]["parentRefs"]} == {("Gateway", name)}
 
 
 def test_no_secret_appears_in_plain_text(dev):
@@ -259,8 +255,6 @@ def test_no_secret_appears_in_plain_text(dev):
     recorded = json.dumps([r.inputs for r in run.resources], default=str) + json.dumps(run.outputs, default=str)
     placeholders = set(re.findall(r"<secret:[^>]+>", json.dumps(secret_config())))
     assert any("gateway_client_keys" in p for p in placeholders) and any("vllm_api_key" in p for p in placeholders)
-    for placeholder in placeholders:
-        assert placeholder not in recorded
     assert "<secret:" not in recorded, "no secret placeholder leaks unmasked"
     for secret in of_kind(objects, "Secret"):
         data = secret.get("stringData")

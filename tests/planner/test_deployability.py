@@ -9,17 +9,17 @@ import pulumi_kubernetes as k8s
 import pytest
 from pulumi_azure_native import containerservice
 
-from planner import charts, claims, deploy
+from planner import claims, deploy
 from planner.cli import main
 from planner.deploy import model as deploy_model
 from planner.upstream import missing_reason, upstream_dir
-from tests.conftest import REPO, STACKS, planned_stack, run_components, run_stack, stack_config
+from tests.conftest import REPO, STACKS, expand_charts, planned_stack, run_components, run_stack, stack_config
 
 AS_OF = date(2026, 12, 1)
 
 
 def findings_of(run, as_of: date = AS_OF) -> list[deploy.Finding]:
-    run, renders = charts.expand(run, use_helm=False)
+    run, renders = expand_charts(run)
     model = deploy_model.build(run, renders, claims.check(run))
     return deploy.run(model, as_of, upstream_dir())
 
@@ -131,20 +131,18 @@ def test_a_needed_hook_under_a_v4_chart_is_a_blocker_and_a_v3_release_is_not():
     assert blockers(findings_of(run_components(program(k8s.helm.v3.Release))), "helm-hooks") == []
 
 
-@pytest.mark.skipif(upstream_dir() is None, reason=missing_reason() if upstream_dir() is None else "")
-def test_an_unknown_chart_value_is_a_blocker():
-    def program():
-        k8s.helm.v4.Chart(
-            "dranet",
-            chart="oci://registry.k8s.io/networking/charts/dranet",
-            version="v1.3.0",
-            namespace="kube-system",
-            values={"image": {"repository": "r", "tagg": "v1"}},
+def test_a_chart_value_helm_ignores_or_refuses_is_a_blocker():
+    def program(chart, version, values):
+        return lambda: k8s.helm.v4.Chart(
+            chart.rsplit("/", 1)[-1], chart=chart, version=version, namespace="kube-system", values=values
         )
 
-    found = blockers(findings_of(run_components(program)), "chart-values")
-    assert any("values.image.tagg" in f.message for f in found), [f.message for f in found]
-    assert all(f.object == "chart dranet v1.3.0 (dranet)" for f in found)
+    ignored = program("kuberay-operator", "1.7.0", {"image": {"repository": "r", "tagg": "v1"}})
+    (found,) = blockers(findings_of(run_components(ignored)), "chart-values")
+    assert found.object == "chart kuberay-operator 1.7.0 (kuberay-operator)" and found.message.startswith("values.image.tagg:")
+    refused = program("oci://registry.k8s.io/networking/charts/dranet", "v1.3.0", {"image": {"repository": "r", "tagg": "v1"}})
+    (found,) = blockers(findings_of(run_components(refused)), "charts")
+    assert found.object == "chart dranet v1.3.0 (dranet)" and "additional properties 'tagg' not allowed" in found.message
 
 
 def test_a_privileged_pod_in_a_restricted_namespace_is_a_blocker():

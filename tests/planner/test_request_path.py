@@ -9,18 +9,18 @@ from datetime import date
 
 import pytest
 
-from planner import charts, claims, deploy
+from planner import claims, deploy
 from planner.deploy import images, request_path
 from planner.deploy import model as deploy_model
 from planner.upstream import missing_reason, upstream_dir
-from tests.conftest import planned_stack, run_stack, stack_config
+from tests.conftest import expand_charts, planned_stack, run_stack, stack_config
 
 AS_OF = date(2026, 12, 1)
 TENANT = "11111111-2222-3333-4444-555555555555"
 
 
 def planned(run):
-    run, renders = charts.expand(run, use_helm=False)
+    run, renders = expand_charts(run)
     return deploy_model.build(run, renders, claims.check(run))
 
 

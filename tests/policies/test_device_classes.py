@@ -15,13 +15,13 @@ import yaml
 from components.core import catalog
 from components.gpu.dra_device_classes import GPU_CLASS, MIG_CLASS, model_class_cel
 from components.gpu.rdma_network import DEVICE_CLASS, DEVICE_CLASS_CEL
-from planner import charts
 from planner.claims import CHART_CLASSES, cel_devices
 from policies.rules import _device_classes as dc
 from policies.rules import ipc_lock_without_privileged, nccl_ib, rdma_capable_sku
 from policies.rules._model import UNKNOWN, Resource, StackIndex, token_for_manifest
 from policies.rules.gpu_taints import RULE as GPU_TAINTS
 from policies.rules.gpu_taints import gpu_device_classes
+from tests.conftest import render_pinned
 
 from ._device_class_fixtures import BY_NAME, FAST_NICS, GPU_CEL, RDMA_CEL, class_stack, dra_class, pool_affinity
 from ._fixtures import (
@@ -81,8 +81,8 @@ def test_classes_the_stacks_render(path):
 
 
 def test_classes_the_nvidia_dra_driver_chart_renders():
-    profile = next(p for p in charts.profiles() if p["chart"] == "dra-driver-nvidia-gpu")
-    rendered = charts.render_profile(profile, "release", "dra-driver-nvidia-gpu", {})
+    values = {"gpuResourcesEnabledOverride": True}  # the chart's own defaults refuse to render without it
+    rendered = render_pinned("dra-driver-nvidia-gpu", "0.4.1", values, "release", "dra-driver-nvidia-gpu")
     found = {o["metadata"]["name"]: dc.classify(o) for o in rendered.objects if o["kind"] == "DeviceClass"}
     assert found == {name: EXPECTED[name] for name in found}
     assert set(found) == {GPU_CLASS, MIG_CLASS, "vfio.gpu.nvidia.com", *(n for n in EXPECTED if n.startswith("compute-domain"))}

@@ -79,7 +79,7 @@ rayservice.yaml            | ray.io_rayservices.yaml                          | 
 inferenceservice.yaml      | serving.kserve.io_inferenceservices.yaml         | spec.predictor.model kserve-container                                               | spec.predictor.
 leaderworkerset.yaml       | leaderworkerset.x-k8s.io_leaderworkersets.yaml   | spec.leaderWorkerTemplate.workerTemplate.spec.containers[0] worker                  | spec.leaderWorkerTemplate.leaderTemplate.spec. spec.leaderWorkerTemplate.workerTemplate.spec.
 disaggregatedset.yaml      | disaggregatedset.x-k8s.io_disaggregatedsets.yaml | spec.roles[1].spec.leaderWorkerTemplate.workerTemplate.spec.containers[0] decode    | spec.roles[0].spec.leaderWorkerTemplate.workerTemplate.spec. spec.roles[1].spec.leaderWorkerTemplate.workerTemplate.spec.
-dynamographdeployment.yaml | -                                                | spec.services.VllmDecodeWorker.extraPodSpec.mainContainer main                      | spec.services.Frontend.extraPodSpec. spec.services.VllmDecodeWorker.extraPodSpec.
+dynamographdeployment.yaml | nvidia.com_dynamographdeployments.yaml           | spec.services.VllmDecodeWorker.extraPodSpec.mainContainer main                      | spec.services.Frontend.extraPodSpec. spec.services.VllmDecodeWorker.extraPodSpec.
 workspace.yaml             | kaito.sh_workspaces.yaml                         | inference.template.spec.containers[0] engine                                        | inference.template.spec.
 """
 OPERATOR_TOLERATES = {"workspace.yaml"}

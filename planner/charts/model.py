@@ -1,5 +1,5 @@
 """What rendering one Helm chart gives: its objects (namespaced as Pulumi's Chart namespaces them), hooks
-and CRDs, with where the render came from (``helm template`` or the project's profile of the chart)."""
+and CRDs, with where the render came from (``helm template`` or helm-python-sdk, and which archive)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .engine import Registered
+    from ..engine import Registered
 
 HOOK_ANNOTATION = "helm.sh/hook"
 
@@ -53,7 +53,7 @@ class Hook:
     template: str
     hook: str
     required: str = ""
-    """What needs the hook's output; empty when nothing the stack uses does."""
+    """What needs the hook's output; empty when nothing the stack uses does (``hook_needs``)."""
 
 
 @dataclass
@@ -67,16 +67,31 @@ class ChartRender:
     namespace: str
     values: dict[str, Any]
     source: str
-    """``helm template`` or ``profile <file>``; ``unknown`` when neither was possible."""
+    """``helm template`` or ``helm-python-sdk``; ``unknown`` when the chart could not be found or rendered."""
+    archive: str = ""
+    """The archive rendered (a path), empty when none was found."""
     objects: list[dict[str, Any]] = field(default_factory=list)
+    """What the chart creates: for a v4 Chart its children (CRDs included, hooks never); for a v3 Release
+    everything an install applies, the install hooks included."""
     hooks: list[Hook] = field(default_factory=list)
     crds: list[Crd] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     caveat: str = ""
-    """What the profile itself could not verify (its ``caveat``); the plan lists it under "not checked"."""
-    free_form: tuple[str, ...] = ()
-    values_checked: bool | None = None
-    """Whether the values were checked against an upstream copy of the chart (None: not yet asked)."""
+    """What the archive itself cannot vouch for (a snapshot standing in for a release); listed under "not checked"."""
+    problems: list[str] = field(default_factory=list)
+    """Why the chart could not be rendered, or Helm's refusal of these values."""
+    helm4: list[str] = field(default_factory=list)
+    """How Helm 4 would render this chart differently (multi-document ``values.yaml``)."""
+    values_problems: list[str] | None = None
+    """Values Helm ignores or refuses (None: not checked, no archive)."""
+
+    @property
+    def rendered(self) -> bool:
+        return self.source != "unknown"
+
+    @property
+    def values_checked(self) -> bool | None:
+        return None if self.values_problems is None else True
 
     @property
     def runs_hooks(self) -> bool:
@@ -86,11 +101,6 @@ class ChartRender:
     @property
     def label(self) -> str:
         return f"chart {self.chart} {self.version} ({self.resource.name})"
-
-
-def chart_name(reference: str) -> str:
-    """``oci://registry.k8s.io/networking/charts/dranet`` -> ``dranet``; ``repo/name`` -> ``name``."""
-    return reference.rstrip("/").rsplit("/", 1)[-1]
 
 
 def with_namespace(obj: dict[str, Any], namespace: str, cluster_kinds: set[str] | frozenset[str] = frozenset()) -> dict[str, Any]:

@@ -1,0 +1,116 @@
+"""Rendered custom resources in the tests: their check against the pinned CRDs (``../shared/upstream/crds``,
+through the planner's own validator) and the check that names between the gateway's objects resolve."""
+
+from __future__ import annotations
+
+import pytest
+
+from planner.crd_files import CRDIndex, crd_index
+from planner.upstream import crds_dir, missing_reason
+from tests.conftest import is_custom_resource
+
+
+def pinned_crds() -> CRDIndex:
+    """The index of the pinned CRDs; skips the calling test when ``shared/upstream`` is absent."""
+    directory = crds_dir()
+    if directory is None:
+        pytest.skip(missing_reason())
+    return crd_index(directory)
+
+
+def crd_errors(obj: dict) -> list[str]:
+    """What the API server would refuse or silently drop in ``obj``, each ``<json path>: <problem>``."""
+    result = pinned_crds().validate(obj)
+    assert result is not None, f"no pinned CRD for {obj['apiVersion']} {obj['kind']}"
+    return result.errors
+
+
+def custom_resources(objects: list[dict]) -> list[dict]:
+    return [obj for obj in objects if is_custom_resource(obj)]
+
+
+def policy_targets(spec: dict) -> list[dict]:
+    """An Envoy Gateway policy's targets: ``targetRef`` or ``targetRefs`` (PolicyTargetReferences)."""
+    return [spec["targetRef"]] if spec.get("targetRef") else list(spec.get("targetRefs") or [])
+
+
+def check_gateway_references(objects: list[dict]) -> None:
+    """Names between the gateway's objects resolve, in the namespace each reference is local to."""
+    found = custom_resources(objects)
+    if not any(o["kind"] == "Gateway" for o in found):
+        return
+    for obj in found:
+        check = _REFERENCE_CHECKS.get(obj["kind"])
+        if check:
+            check(obj, found)
+
+
+def _named(found: list[dict], kind: str, namespace: str | None) -> set[str]:
+    return {o["metadata"]["name"] for o in found if o["kind"] == kind and o["metadata"].get("namespace") == namespace}
+
+
+def _gateway_references(obj: dict, found: list[dict]) -> None:
+    spec = obj["spec"]
+    assert spec["gatewayClassName"] in {o["metadata"]["name"] for o in found if o["kind"] == "GatewayClass"}
+    ref = spec["infrastructure"]["parametersRef"]
+    assert (ref["group"], ref["kind"]) == ("gateway.envoyproxy.io", "EnvoyProxy")
+    assert ref["name"] in _named(found, "EnvoyProxy", obj["metadata"]["namespace"]), (
+        "the Gateway's parametersRef names an EnvoyProxy beside it"
+    )
+
+
+def _policy_references(obj: dict, found: list[dict]) -> None:
+    kind = obj["kind"]
+    targets = policy_targets(obj["spec"])
+    assert targets, f"{kind} {obj['metadata']['name']} targets nothing"
+    for t in targets:
+        assert (t["group"], t["kind"]) == ("gateway.networking.k8s.io", "Gateway"), f"{kind} targets {t}"
+        assert t["name"] in _named(found, "Gateway", obj["metadata"].get("namespace")), (
+            f"{kind} targets a Gateway that does not exist: {t['name']}"
+        )
+
+
+def _route_references(obj: dict, found: list[dict]) -> None:
+    ns = obj["metadata"].get("namespace")
+    spec = obj["spec"]
+    for parent in spec.get("parentRefs") or []:
+        assert parent["name"] in _named(found, "Gateway", parent.get("namespace") or ns)
+    for rule in spec["rules"]:
+        for backend in rule.get("backendRefs") or []:
+            assert backend.get("group") is None and backend.get("kind") is None, "an AIServiceBackend reference"
+            assert backend["name"] in _named(found, "AIServiceBackend", backend.get("namespace") or ns), backend["name"]
+
+
+def _ai_service_backend_references(obj: dict, found: list[dict]) -> None:
+    ref = obj["spec"]["backendRef"]
+    namespace = ref.get("namespace") or obj["metadata"].get("namespace")
+    assert ref["name"] in _named(found, "Backend", namespace), f"no Backend {ref['name']}"
+
+
+def _backend_security_policy_references(obj: dict, found: list[dict]) -> None:
+    for t in obj["spec"].get("targetRefs") or []:
+        assert t["name"] in _named(found, t["kind"], obj["metadata"].get("namespace")), (
+            f"BackendSecurityPolicy targets a missing {t['kind']} {t['name']}"
+        )
+
+
+def _backend_tls_policy_references(obj: dict, found: list[dict]) -> None:
+    spec = obj["spec"]
+    for t in spec["targetRefs"]:
+        (backend,) = [o for o in found if o["kind"] == t["kind"] and o["metadata"]["name"] == t["name"]]
+        hosts = {e["fqdn"]["hostname"] for e in backend["spec"]["endpoints"]}
+        assert spec["validation"]["hostname"] in hosts, "TLS is verified against the name the Backend dials"
+
+
+_REFERENCE_CHECKS = {
+    "Gateway": _gateway_references,
+    "SecurityPolicy": _policy_references,
+    "BackendTrafficPolicy": _policy_references,
+    "ClientTrafficPolicy": _policy_references,
+    "EnvoyExtensionPolicy": _policy_references,
+    "AIGatewayRoute": _route_references,
+    "AIServiceBackend": _ai_service_backend_references,
+    "BackendSecurityPolicy": _backend_security_policy_references,
+    "BackendTLSPolicy": _backend_tls_policy_references,
+}
+"""Per kind, the check that the names it references exist."""
