@@ -27,8 +27,8 @@ from components.core.labels import (
     RDMA_DEVICE_CLASS,
     RDMA_LABEL,
 )
+from policies.manifests import Resource, StackIndex, token_for_manifest
 from policies.rules import RULES, evaluate
-from policies.rules._model import Resource, StackIndex, token_for_manifest
 
 TARGET = 10_000  # object-evaluations per second
 NAMESPACES = [f"team-{i:02d}" for i in range(10)]

@@ -17,11 +17,10 @@ from pulumi.runtime.proto import analyzer_pb2
 from pulumi_policy import EnforcementLevel
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 
+from planner.engine import ProgramRun, Registered
+from planner.render import plain
 from policies.pack import DESCRIPTION, PACK_NAME, POLICIES
 from policies.rules import RULES
-
-from .engine import ProgramRun, Registered
-from .render import plain
 
 _WIRE_LEVELS = {
     "advisory": analyzer_pb2.ADVISORY,
@@ -131,8 +130,8 @@ def exemptions(run: ProgramRun, config: Mapping[str, Mapping[str, Any]] | None =
     CrossGuard has no channel for "accepted" (a pack can only report violations), so the plan asks
     the same pure rules directly.
     """
+    from policies.manifests import Resource
     from policies.rules import evaluate_all
-    from policies.rules._model import Resource
 
     resources = [Resource(r.type, r.name, plain(r.inputs), r.urn) for r in run.resources if r.custom]
     return evaluate_all(resources, dict(config or {}))[1]

@@ -24,9 +24,8 @@ from components.core.labels import (
     POOL_ANNOTATION,
     RDMA_DEVICE_CLASS,
 )
-
-from .engine import ProgramRun
-from .render import plain
+from planner.engine import ProgramRun
+from planner.render import plain
 
 # The classes the NVIDIA DRA driver chart creates itself (its deviceclass templates).
 CHART_CLASSES = {

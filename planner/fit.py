@@ -26,9 +26,8 @@ from components.core.models import (
     fit_options,
     get_model,
 )
-
-from . import safe_json
-from .tables import table
+from planner import safe_json
+from planner.tables import table
 
 EXIT_OK, EXIT_NONE_FITS, EXIT_USAGE = 0, 1, 2
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import asdict
 from pathlib import Path
 
-from .deploy import images, request_path
-from .tables import table
+from planner.deploy import images, request_path
+from planner.tables import table
 
 
 def build(model, upstream: Path | None) -> dict:

@@ -13,9 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from components.core import quota
-
-from . import quota as demand
-from .azure_facts import AzureFacts
+from planner import quota as demand
+from planner.azure_facts import AzureFacts
 
 MANAGED_GPU_FEATURE = "Microsoft.ContainerService/ManagedGPUExperiencePreview"
 """The preview feature AKS-managed GPU pools need (learn.microsoft.com/azure/aks/aks-managed-gpu-nodes)."""

@@ -29,7 +29,7 @@ def _subscription(args: argparse.Namespace, config: dict[str, str]) -> str:
 
 
 def _region(run: Any, config: dict[str, str], project: str) -> str:
-    from .quota import region_of
+    from planner.quota import region_of
 
     region = region_of(run.resources, config.get(f"{project}:location") or config.get("azure-native:location"))
     if not region:
@@ -41,7 +41,7 @@ def plan_asks(project_dir: Path, stack_name: str):
     """Run the stack program offline and read what it asks Azure for; also the config and subscription source."""
     import pulumi
 
-    from . import engine, preflight, stackfile
+    from planner import engine, preflight, stackfile
 
     stack = stackfile.read_stack(project_dir, stack_name)
     try:
@@ -52,7 +52,7 @@ def plan_asks(project_dir: Path, stack_name: str):
 
 
 def render(verdicts: list, facts: Any) -> str:
-    from .tables import table
+    from planner.tables import table
 
     rows = [[v.item, "pass" if v.ok else "FAIL", v.detail, v.fix] for v in verdicts]
     return f"Preflight of subscription {facts.subscription} in {facts.region}\n" + table(
@@ -62,7 +62,7 @@ def render(verdicts: list, facts: Any) -> str:
 
 def run(args: argparse.Namespace, credential: Any = None, transport: Any = None) -> int:
     """The command; ``credential`` and ``transport`` are for tests (recorded responses)."""
-    from . import azure_facts, preflight, stackfile
+    from planner import azure_facts, preflight, stackfile
 
     project_dir = stackfile.find_project_dir(Path(args.project_dir).resolve())
     print(f"planning stack {args.stack!r} offline to see what it asks for", file=sys.stderr)

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from .engine import ProgramRun, Registered
+from planner.engine import ProgramRun, Registered
 
 
 def plain(value: Any) -> Any:

@@ -7,10 +7,9 @@ from collections import Counter
 from dataclasses import dataclass
 
 from components.core import catalog
-
-from .engine import ProgramRun
-from .render import plain
-from .tables import table
+from planner.engine import ProgramRun
+from planner.render import plain
+from planner.tables import table
 
 
 @dataclass
@@ -132,7 +131,7 @@ def deployability(findings, renders, as_of, unchecked_crds=(), notes=()) -> str:
     """The Deployability section: which charts were rendered how, every finding, what was not checked
     (``unchecked_crds``: the custom resource kinds whose CRD no chart and no upstream copy has; ``notes``: what
     the data used cannot vouch for)."""
-    from .deploy import CHECKS, NOT_CHECKED
+    from planner.deploy import CHECKS, NOT_CHECKED
 
     blockers = sum(f.level == "blocker" for f in findings)
     lines = [

@@ -9,7 +9,7 @@ import math
 import re
 from pathlib import Path
 
-from .bounded_input import MAX_BYTES, MAX_DEPTH, MAX_INT_DIGITS, InputError, clip, read_text
+from planner.bounded_input import MAX_BYTES, MAX_DEPTH, MAX_INT_DIGITS, InputError, clip, read_text
 
 
 def load_json(

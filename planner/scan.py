@@ -23,10 +23,9 @@ from typing import Any
 import yaml
 
 from components.core.errors import ConfigError
+from planner import safe_yaml
+from policies.manifests import Resource, get, items, kube_kind, pod_templates, token_for_manifest
 from policies.rules import Finding, evaluate_all
-from policies.rules._model import Resource, get, items, kube_kind, pod_templates, token_for_manifest
-
-from . import safe_yaml
 
 CHECKS = {
     "no-such-path": "A path on the command line is neither a file nor a folder.",

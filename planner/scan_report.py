@@ -7,9 +7,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from planner.scan import CHECKS, Problem, Report
 from policies.rules import RULES, Finding
-
-from .scan import CHECKS, Problem, Report
 
 
 def _where(finding: Finding) -> tuple[str, int]:

@@ -9,8 +9,7 @@ from pathlib import Path
 
 from components.core.errors import ConfigError
 from components.stack.stack_input import SECRET_KEYS
-
-from . import safe_yaml
+from planner import safe_yaml
 
 
 @dataclass

@@ -25,8 +25,8 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import UnknownValueError
 
+from policies.manifests import UNKNOWN, Resource, StackIndex
 from policies.rules import RULES, Rule
-from policies.rules._model import UNKNOWN, Resource, StackIndex
 
 PACK_NAME = "aks-gpu-guardrails"
 DESCRIPTION = (

@@ -14,7 +14,7 @@ from components.core.errors import MAX_SHOWN, ConfigError
 from components.stack.config import config_from_env, parse_stack_config
 from components.stack.stack_input import azure_regions
 from planner.cli import main
-from tests.conftest import REPO, stack_config
+from tests.conftest import REPO, chart_sources, stack_config
 
 P = "aks-gpu-inference:"
 
@@ -219,6 +219,8 @@ def test_plan_refuses_a_provider_region_that_disagrees(plan_dev):
 
 
 def test_plan_warns_about_a_model_on_a_pool_with_no_nodes(plan_dev, tmp_path):
+    chart_sources()  # the only finding is the capacity warning once the charts are rendered
+
     def empty_pool(c):
         c[f"{P}gpu_pools"][0].update(count=0, min_count=None, max_count=None)
         c[f"{P}models"][0].pop("autoscaling")

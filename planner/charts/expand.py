@@ -18,14 +18,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..engine import ProgramRun, Registered
-from ..render import plain
-from ..upstream import snapshot_note
-from . import helm, hook_needs
-from . import values as chart_values
-from .archive import ChartArchive
-from .model import CLUSTER_SCOPED, HOOK_ANNOTATION, ChartRender, Crd, Hook, with_namespace
-from .sources import ChartRef, ChartSources, PullError
+from planner.charts import helm, hook_needs
+from planner.charts import values as chart_values
+from planner.charts.archive import ChartArchive
+from planner.charts.model import CLUSTER_SCOPED, HOOK_ANNOTATION, ChartRender, Crd, Hook, with_namespace
+from planner.charts.sources import ChartRef, ChartSources, PullError
+from planner.engine import ProgramRun, Registered
+from planner.render import plain
+from planner.upstream import snapshot_note
 
 CHART_TYPES = ("kubernetes:helm.sh/v4:Chart", "kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v3:Chart")
 RELEASE = "kubernetes:helm.sh/v3:Release"

@@ -55,7 +55,18 @@ class Finding:
 
 def run(model, as_of: date, upstream: Path | None) -> list[Finding]:
     """Every deployability finding of a plan, blockers first."""
-    from . import arm, capacity, chart_checks, crds, lifecycle, namespaces, pod_security, request_path, router, scheduling
+    from planner.deploy import (
+        arm,
+        capacity,
+        chart_checks,
+        crds,
+        lifecycle,
+        namespaces,
+        pod_security,
+        request_path,
+        router,
+        scheduling,
+    )
 
     findings = [
         *namespaces.check(model),

@@ -12,10 +12,9 @@ from typing import Any
 
 from components.core import vm_disks
 from components.core.names import AKS_POOL_NAME
-
-from ..render import plain
-from . import Finding
-from .model import DeployModel
+from planner.deploy import Finding
+from planner.deploy.model import DeployModel
+from planner.render import plain
 
 # (property path in an agent pool or the cluster, enum class of pulumi_azure_native.containerservice)
 POOL_ENUMS = (

@@ -8,11 +8,10 @@ An autoscaled pool with ``min_count: 0`` is fine: a Pending pod makes the autosc
 
 from __future__ import annotations
 
-from policies.rules._model import get
-
-from . import Finding
-from .model import DeployModel
-from .scheduling import fitting_pools
+from planner.deploy import Finding
+from planner.deploy.model import DeployModel
+from planner.deploy.scheduling import fitting_pools
+from policies.manifests import get
 
 WORKLOAD_KINDS = frozenset({"Deployment", "StatefulSet", "Job", "CronJob", "Pod", "ReplicaSet", "LeaderWorkerSet"})
 """Kinds whose pods must run somewhere; a DaemonSet runs on whatever nodes exist."""

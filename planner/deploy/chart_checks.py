@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from . import Finding
-from .model import DeployModel
+from planner.deploy import Finding
+from planner.deploy.model import DeployModel
 
 
 def rendered(model: DeployModel) -> list[Finding]:

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import Finding
-from .model import DeployModel, KubeObject
+from planner.deploy import Finding
+from planner.deploy.model import DeployModel, KubeObject
 
 if TYPE_CHECKING:
-    from ..crd_files import CRD
+    from planner.crd_files import CRD
 
 BUILT_IN_GROUPS = frozenset(
     {
@@ -100,6 +100,7 @@ def check(model: DeployModel) -> list[Finding]:
     findings = []
     known = sources(model)
     unrendered = [c.label for c in model.charts if not c.rendered]
+    maybe: list[KubeObject] = []
     for obj in model.objects:
         if obj.group in BUILT_IN_GROUPS or obj.kind == "CustomResourceDefinition":
             continue
@@ -107,15 +108,7 @@ def check(model: DeployModel) -> list[Finding]:
             continue
         candidates = known.get((obj.group, obj.kind)) or known.get((obj.group, "*"), [])
         if not candidates and unrendered:
-            findings.append(
-                Finding(
-                    "crds",
-                    "warning",
-                    obj.label,
-                    f"no CRD for {obj.kind}.{obj.group} at hand; it may come from {', '.join(unrendered)}, which could not be rendered",
-                    "make the chart's archive available (--charts DIR or --pull) so its CRDs are known",
-                )
-            )
+            maybe.append(obj)
             continue
         if not candidates:
             hint = ADD_ONS.get(obj.group)
@@ -140,13 +133,24 @@ def check(model: DeployModel) -> list[Finding]:
                     f"add depends_on the source of {obj.kind}.{obj.group}",
                 )
             )
+    if maybe:
+        findings.append(
+            Finding(
+                "crds",
+                "warning",
+                f"{len(maybe)} custom resources",
+                f"no CRD at hand for {', '.join(sorted({f'{o.kind}.{o.group}' for o in maybe}))}; they may come from "
+                f"{', '.join(unrendered)}, which could not be rendered: not checked",
+                "make the charts' archives available (--charts DIR or --pull) so their CRDs are known",
+            )
+        )
     return findings
 
 
 def at_hand(model: DeployModel, upstream: Path | None) -> Callable[[KubeObject], CRD | None]:
     """The CRD of a custom resource: the one a chart or object of the stack installs (what the cluster will
     really serve), else the pinned copy in ``upstream/crds``; None when neither has it."""
-    from ..crd_files import crd_index, parse_crd
+    from planner.crd_files import crd_index, parse_crd
 
     installed = {}
     for obj in model.objects:
@@ -165,7 +169,7 @@ def at_hand(model: DeployModel, upstream: Path | None) -> Callable[[KubeObject],
 def schemas(model: DeployModel, upstream: Path | None) -> list[Finding]:
     """Each custom resource (the stack's own and what its charts render) against its CRD's schema and CEL
     rules: what the API server would reject, or prune without a word."""
-    from ..crd_schema import validate
+    from planner.crd_schema import validate
 
     lookup = at_hand(model, upstream)
     findings = []
@@ -189,7 +193,7 @@ def unchecked(model: DeployModel, upstream: Path | None) -> list[str]:
 
 def snapshots(model: DeployModel, upstream: Path | None) -> list[str]:
     """Notes on the CRDs taken from the upstream copy that stand in for a release they are not."""
-    from ..upstream import snapshot_note
+    from planner.upstream import snapshot_note
 
     lookup = at_hand(model, upstream)
     return sorted(

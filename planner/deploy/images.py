@@ -13,8 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from components.core.images import parse
-
-from .model import DeployModel
+from planner.deploy.model import DeployModel
 
 
 @dataclass(frozen=True)

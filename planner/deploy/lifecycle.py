@@ -10,10 +10,9 @@ from __future__ import annotations
 from datetime import date
 
 from components.core import lifecycle
-
-from ..render import plain
-from . import Finding
-from .model import DeployModel
+from planner.deploy import Finding
+from planner.deploy.model import DeployModel
+from planner.render import plain
 
 
 def subjects(model: DeployModel) -> list[tuple[str, str, str]]:

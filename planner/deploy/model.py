@@ -13,11 +13,10 @@ from typing import Any
 
 from components.core import catalog
 from components.core.labels import AGENTPOOL_LABEL, SPOT_LABEL, SPOT_TAINT
-from policies.rules._model import Resource
-
-from ..charts import CLUSTER_SCOPED, ChartRender, child_records
-from ..engine import ProgramRun, Registered
-from ..render import plain
+from planner.charts import CLUSTER_SCOPED, ChartRender, child_records
+from planner.engine import ProgramRun, Registered
+from planner.render import plain
+from policies.manifests import Resource
 
 BUILT_IN_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
 
@@ -182,7 +181,7 @@ class DeployModel:
         return self._closure[urn]
 
     def pods(self) -> Iterable[tuple[KubeObject, Any]]:
-        from policies.rules._model import pod_templates
+        from policies.manifests import pod_templates
 
         for obj in self.objects:
             for template in pod_templates(obj.as_resource()):
@@ -211,7 +210,7 @@ def build(run: ProgramRun, charts: list[ChartRender], claims: list[Any] | None =
         elif record.type.endswith("containerservice:AgentPool"):
             pools.append(_pool(record, plain(record.inputs), location, f"AgentPool {record.name}"))
     model = DeployModel(run, charts, objects, pools, cluster, claims or [])
-    from .scheduling import advertise_devices
+    from planner.deploy.scheduling import advertise_devices
 
     advertise_devices(model)
     return model

@@ -6,8 +6,8 @@ Pulumi's Helm Chart never creates its namespace (pulumi-kubernetes ``helm/v4``: 
 
 from __future__ import annotations
 
-from . import Finding
-from .model import BUILT_IN_NAMESPACES, DeployModel
+from planner.deploy import Finding
+from planner.deploy.model import BUILT_IN_NAMESPACES, DeployModel
 
 
 def check(model: DeployModel) -> list[Finding]:

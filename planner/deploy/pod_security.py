@@ -11,10 +11,9 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from components.core.security import ENFORCE_LABEL
-from policies.rules._model import CONTAINER_LISTS, get, items
-
-from . import Finding
-from .model import DeployModel
+from planner.deploy import Finding
+from planner.deploy.model import DeployModel
+from policies.manifests import CONTAINER_LISTS, get, items
 
 BASELINE_CAPABILITIES = frozenset(
     {

@@ -21,9 +21,8 @@ from pathlib import Path
 
 from components.core.endpoints import dynamo_component_service
 from components.gateway import router_config
-
-from . import Finding, filter_chain, router
-from .model import DeployModel
+from planner.deploy import Finding, filter_chain, router
+from planner.deploy.model import DeployModel
 
 MODEL_HEADER = "x-ai-eg-model"
 PROXY_LABEL = "gateway.envoyproxy.io/owning-gateway-name"
@@ -66,7 +65,10 @@ class _Walk:
         return (kind, namespace, name) in self.index
 
     def block(self, where: str, message: str, fix: str) -> None:
-        self.findings.append(Finding("request-path", "blocker", where, message, fix))
+        unrendered = [c.label for c in self.model.charts if not c.rendered]
+        if unrendered:  # what is missing may be what an unrendered chart creates: say so, do not block on it
+            message += f" (not conclusive: {', '.join(unrendered)} could not be rendered)"
+        self.findings.append(Finding("request-path", "warning" if unrendered else "blocker", where, message, fix))
 
     def of_kind(self, kind: str, namespace: str | None = None) -> list[dict]:
         return [

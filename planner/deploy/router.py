@@ -18,9 +18,8 @@ from typing import Any
 import yaml
 
 from components.gateway import router_fields
-
-from . import Finding
-from .model import DeployModel
+from planner.deploy import Finding
+from planner.deploy.model import DeployModel
 
 CHART = "semantic-router"
 

@@ -12,10 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from policies.rules._model import get, items, resources_of, tolerates
-
-from . import Finding
-from .model import DeployModel, KubeObject, NodePool
+from planner.deploy import Finding
+from planner.deploy.model import DeployModel, KubeObject, NodePool
+from policies.manifests import get, items, resources_of, tolerates
 
 DEVICE_PLUGIN_IMAGES = ("nvcr.io/nvidia/k8s-device-plugin",)
 """Images of the NVIDIA device plugin, which advertises ``nvidia.com/gpu`` or MIG slices where it runs."""

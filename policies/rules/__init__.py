@@ -6,73 +6,43 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-from ._model import Exemption, Resource, StackIndex, Violation
+from policies.manifests import Exemption, Resource, StackIndex, Violation
+from policies.rules import (
+    disk_caching_none,
+    gpu_taints,
+    helm_pinned,
+    image_pinned,
+    ipc_lock_without_privileged,
+    mig_resource_request,
+    nccl_ib,
+    no_memlock_override,
+    node_os_upgrade_channel,
+    prefill_decode_anti_affinity,
+    rdma_capable_sku,
+    retired_gpu_sizes,
+)
+from policies.rules._rule import Rule
 
-
-@dataclass(frozen=True)
-class Rule:
-    name: str
-    description: str
-    enforcement: Literal["mandatory", "advisory"]
-    scope: Literal["resource", "stack"]
-    """``resource`` rules look at one resource at a time; ``stack`` rules join resources."""
-    unknowns: str
-    """What the rule does with a value that is unknown during preview, for the docs."""
-    config: dict[str, dict[str, Any]]
-    """JSON-schema properties of the rule's knobs, each with its default."""
-    check: Callable[[StackIndex, dict[str, Any]], Iterable[Violation | Exemption]]
-    """Yields violations, and exemptions where the rule's config accepts a case on purpose."""
-
-    def defaults(self) -> dict[str, Any]:
-        return {key: schema["default"] for key, schema in self.config.items()}
-
-    def outcomes(self, index: StackIndex, config: dict[str, Any] | None = None) -> list[Violation | Exemption]:
-        return list(self.check(index, {**self.defaults(), **(config or {})}))
-
-    def run(self, index: StackIndex, config: dict[str, Any] | None = None) -> list[Violation]:
-        return [o for o in self.outcomes(index, config) if isinstance(o, Violation)]
-
-
-def _load() -> list[Rule]:
-    from . import (
-        disk_caching_none,
+RULES: list[Rule] = [
+    m.RULE
+    for m in (
+        rdma_capable_sku,
         gpu_taints,
-        helm_pinned,
-        image_pinned,
         ipc_lock_without_privileged,
+        node_os_upgrade_channel,
         mig_resource_request,
+        disk_caching_none,
         nccl_ib,
         no_memlock_override,
-        node_os_upgrade_channel,
         prefill_decode_anti_affinity,
-        rdma_capable_sku,
+        image_pinned,
         retired_gpu_sizes,
+        helm_pinned,
     )
-
-    return [
-        m.RULE
-        for m in (
-            rdma_capable_sku,
-            gpu_taints,
-            ipc_lock_without_privileged,
-            node_os_upgrade_channel,
-            mig_resource_request,
-            disk_caching_none,
-            nccl_ib,
-            no_memlock_override,
-            prefill_decode_anti_affinity,
-            image_pinned,
-            retired_gpu_sizes,
-            helm_pinned,
-        )
-    ]
-
-
-RULES: list[Rule] = _load()
+]
 BY_NAME: dict[str, Rule] = {rule.name: rule for rule in RULES}
 
 

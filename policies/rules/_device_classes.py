@@ -29,8 +29,7 @@ from typing import Any, Literal, NamedTuple
 
 from components.core import catalog
 from components.core.labels import DRANET_DRIVER, NVIDIA_DRA_DRIVER, RDMA_DEVICE_CLASS
-
-from ._model import (
+from policies.manifests import (
     GPU_DEVICE_CLASSES,
     UNKNOWN_CLASS,
     PodTemplate,

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from . import Rule
-from ._model import StackIndex, Violation, get, is_unknown, kube_kind
+from policies.manifests import StackIndex, Violation, get, is_unknown, kube_kind
+from policies.rules._rule import Rule
 
 NAME = "azure-disk-caching-none"
 PROVISIONERS = ("disk.csi.azure.com", "kubernetes.io/azure-disk")

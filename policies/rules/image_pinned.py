@@ -7,9 +7,8 @@ An unpinned inference image changes under a running fleet at the next node resta
 from __future__ import annotations
 
 from components.core.images import pin_problem
-
-from . import Rule
-from ._model import StackIndex, Violation, pod_templates
+from policies.manifests import StackIndex, Violation, pod_templates
+from policies.rules._rule import Rule
 
 NAME = "image-pinned"
 

@@ -9,9 +9,8 @@ Unknown values are skipped (advisory).
 from __future__ import annotations
 
 from components.core import catalog
-
-from . import Rule
-from ._model import StackIndex, Violation, gpu_resource_names, pod_templates
+from policies.manifests import StackIndex, Violation, gpu_resource_names, pod_templates
+from policies.rules._rule import Rule
 
 NAME = "mig-resource-request"
 

@@ -8,8 +8,8 @@ so a stack that leaves it out has no guarantee. An unknown value fails closed.
 
 from __future__ import annotations
 
-from . import Rule
-from ._model import StackIndex, Violation, get, is_unknown, type_matches
+from policies.manifests import StackIndex, Violation, get, is_unknown, type_matches
+from policies.rules._rule import Rule
 
 NAME = "aks-node-os-upgrade-channel"
 

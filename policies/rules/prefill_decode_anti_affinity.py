@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from components.core.labels import ROLE_LABEL
-
-from . import Rule
-from ._model import StackIndex, Violation, get, is_unknown, items, pod_templates
+from policies.manifests import StackIndex, Violation, get, is_unknown, items, pod_templates
+from policies.rules._rule import Rule
 
 NAME = "prefill-decode-anti-affinity"
 

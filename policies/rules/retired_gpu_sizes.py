@@ -6,8 +6,8 @@ fails to create in most regions. Unknown sizes are skipped.
 
 from __future__ import annotations
 
-from . import Rule
-from ._model import StackIndex, Violation, pools
+from policies.manifests import StackIndex, Violation, pools
+from policies.rules._rule import Rule
 
 NAME = "retired-gpu-size"
 

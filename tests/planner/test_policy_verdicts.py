@@ -115,8 +115,8 @@ def test_the_pack_is_sent_crds_without_their_schemas_and_no_rule_reads_a_crd():
     """The analyzer leaves a CRD's OpenAPI schemas out of what it sends (megabytes for nothing): no rule finds or
     exempts anything on any CRD the stacks install, whole or without schemas, so the verdicts are the same."""
     from planner.analyzer import CRD_TYPE, pack_properties
+    from policies.manifests import Resource
     from policies.rules import evaluate_all
-    from policies.rules._model import Resource
     from tests.conftest import expanded_stack
 
     crds = [r for stack in STACKS for r in expanded_stack(stack)[0].resources if r.type == CRD_TYPE]

@@ -249,7 +249,7 @@ def test_a_self_referencing_alias_is_refused_not_walked(capsys, tmp_path):
 
 
 def test_unknown_means_pod_templates_finds_none(capsys, monkeypatch):
-    """The decision follows policies.rules._model.pod_templates: a kind it gives no templates for is unknown."""
+    """The decision follows policies.manifests.pod_templates: a kind it gives no templates for is unknown."""
     monkeypatch.setattr(scan_module, "pod_templates", lambda _resource: [])
     _, report = run_json(capsys, MIXED / "good.yaml")
     [warning] = report["warnings"]

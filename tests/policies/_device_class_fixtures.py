@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from components.core.labels import AGENTPOOL_LABEL
-from policies.rules._model import Resource
+from policies.manifests import Resource
 
 from ._fixtures import RDMA_SKU, RDMA_TEMPLATE, claim_template, rdma_stack, resource
 

@@ -27,8 +27,8 @@ from pulumi.runtime import rpc
 from components.core.labels import AGENTPOOL_LABEL, GPU_TAINT, GPU_TOLERATION, RDMA_DEVICE_CLASS, RDMA_LABEL
 from planner.analyzer import Verdict, analyze_request, configure_request, new_servicer, stack_request, verdicts
 from planner.engine import Registered
+from policies.manifests import UNKNOWN, Resource, StackIndex
 from policies.rules import Rule, evaluate
-from policies.rules._model import UNKNOWN, Resource, StackIndex
 
 NS = "llm"
 ENGINE_UNKNOWN = rpc.UNKNOWN

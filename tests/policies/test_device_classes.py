@@ -16,9 +16,9 @@ from components.core import catalog
 from components.gpu.dra_device_classes import GPU_CLASS, MIG_CLASS, model_class_cel
 from components.gpu.rdma_network import DEVICE_CLASS, DEVICE_CLASS_CEL
 from planner.claims import CHART_CLASSES, cel_devices
+from policies.manifests import UNKNOWN, Resource, StackIndex, token_for_manifest
 from policies.rules import _device_classes as dc
 from policies.rules import ipc_lock_without_privileged, nccl_ib, rdma_capable_sku
-from policies.rules._model import UNKNOWN, Resource, StackIndex, token_for_manifest
 from policies.rules.gpu_taints import RULE as GPU_TAINTS
 from policies.rules.gpu_taints import gpu_device_classes
 from tests.conftest import render_pinned

@@ -1,6 +1,6 @@
 """azure-disk-caching-none: Azure Disk storage classes set cachingMode: None."""
 
-from policies.rules._model import UNKNOWN
+from policies.manifests import UNKNOWN
 from policies.rules.disk_caching_none import RULE
 
 from ._fixtures import Case, storage_class, table_tests

@@ -1,7 +1,7 @@
 """gpu-taints-and-tolerations: GPU pools carry the GPU taint; workloads that request GPUs tolerate it."""
 
 from components.core.labels import GPU_TAINT
-from policies.rules._model import UNKNOWN
+from policies.manifests import UNKNOWN
 from policies.rules.gpu_taints import RULE
 
 from ._fixtures import (

@@ -1,6 +1,6 @@
 """helm-chart-pinned: Helm charts (v3, v4) and releases pin a chart version."""
 
-from policies.rules._model import UNKNOWN
+from policies.manifests import UNKNOWN
 from policies.rules.helm_pinned import RULE
 
 from ._fixtures import HELM_TYPES, Case, helm, table_tests

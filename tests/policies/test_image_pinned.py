@@ -1,6 +1,6 @@
 """image-pinned: container images carry a version tag other than latest, or a digest."""
 
-from policies.rules._model import UNKNOWN
+from policies.manifests import UNKNOWN
 from policies.rules.image_pinned import RULE
 
 from ._fixtures import WORKLOAD_KINDS, Case, container, table_tests, workload

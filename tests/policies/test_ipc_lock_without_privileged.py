@@ -1,6 +1,6 @@
 """ipc-lock-without-privileged: no privileged container; RDMA containers add IPC_LOCK, drop ALL, no escalation."""
 
-from policies.rules._model import UNKNOWN
+from policies.manifests import UNKNOWN
 from policies.rules.ipc_lock_without_privileged import RULE
 
 from ._device_class_fixtures import BY_NAME, FAST_NICS, GPU_CEL, class_stack

@@ -1,7 +1,7 @@
 """mig-resource-request: workloads on MIG pools request the pool's nvidia.com/mig-<slice>, not whole GPUs."""
 
 from components.core.labels import GPU_TAINT
-from policies.rules._model import UNKNOWN
+from policies.manifests import UNKNOWN
 from policies.rules.mig_resource_request import RULE
 
 from ._fixtures import (

@@ -1,6 +1,6 @@
 """nccl-infiniband-enabled: containers that claim RDMA NICs set NCCL_IB_DISABLE=0, never 1."""
 
-from policies.rules._model import UNKNOWN
+from policies.manifests import UNKNOWN
 from policies.rules.nccl_ib import RULE
 
 from ._device_class_fixtures import BY_NAME, FAST_NICS, GPU_CEL, class_stack

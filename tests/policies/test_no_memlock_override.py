@@ -1,6 +1,6 @@
 """no-memlock-override: containers do not raise the memlock limit themselves."""
 
-from policies.rules._model import UNKNOWN
+from policies.manifests import UNKNOWN
 from policies.rules.no_memlock_override import RULE
 
 from ._fixtures import WORKLOAD_KINDS, Case, container, table_tests, workload

@@ -1,6 +1,6 @@
 """aks-node-os-upgrade-channel: every ManagedCluster upgrades node OS images through NodeImage."""
 
-from policies.rules._model import UNKNOWN, Resource
+from policies.manifests import UNKNOWN, Resource
 from policies.rules.node_os_upgrade_channel import RULE
 
 from ._fixtures import Case, agent_pool, managed_cluster, table_tests

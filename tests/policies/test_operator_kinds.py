@@ -21,16 +21,19 @@ import yaml
 from planner.crd_files import crd_index
 from planner.scan import scan_all
 from planner.upstream import crds_dir, missing_reason
-from policies.rules import evaluate_all
-from policies.rules._model import UNKNOWN, Resource, pod_templates, token_for_manifest
-from policies.rules._templates import (
+from policies.manifests import (
     TEMPLATE_KINDS,
+    UNKNOWN,
+    Resource,
     nodepool_gpu_selection,
     nodepool_requirements,
     nodepool_taints,
+    pod_templates,
     template_group,
     templates_of,
+    token_for_manifest,
 )
+from policies.rules import evaluate_all
 
 from ._fixtures import analyze
 

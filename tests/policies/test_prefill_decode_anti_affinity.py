@@ -1,6 +1,6 @@
 """prefill-decode-anti-affinity: prefill and decode pods carry required pod anti-affinity on the hostname."""
 
-from policies.rules._model import UNKNOWN
+from policies.manifests import UNKNOWN
 from policies.rules.prefill_decode_anti_affinity import RULE
 
 from ._fixtures import DEFAULT_TEMPLATE_PATH, TEMPLATE_PATHS, WORKLOAD_KINDS, Case, container, table_tests, workload

@@ -1,6 +1,6 @@
 """retired-gpu-size: agent pools do not use GPU sizes Azure has retired."""
 
-from policies.rules._model import UNKNOWN
+from policies.manifests import UNKNOWN
 from policies.rules.retired_gpu_sizes import RULE
 
 from ._fixtures import POOL_STYLES, Case, pool_stack, table_tests

@@ -8,31 +8,19 @@ Nothing here imports Pulumi: the same rules serve the CrossGuard pack, the offli
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from components.core import catalog
 from components.core.labels import AGENTPOOL_LABEL, GPU_DEVICE_CLASS, MIG_DEVICE_CLASS, is_gpu_resource
-
-
-class _Unknown:
-    """A value the engine will only know after deployment (Pulumi preview)."""
-
-    def __repr__(self) -> str:
-        return "<unknown during preview>"
-
-
-UNKNOWN = _Unknown()
+from policies.manifests.templates import templates_of
+from policies.manifests.values import UNKNOWN, get, is_unknown, items, looks_gpu
 
 UNKNOWN_CLASS = "<device class unknown during preview>"
 """Stands for a claim whose device classes cannot be known yet; fail-closed rules treat it as a match."""
 GPU_DEVICE_CLASSES = (GPU_DEVICE_CLASS, MIG_DEVICE_CLASS)
 """The NVIDIA DRA driver's classes, judged GPU classes by name when their DeviceClass is not at hand."""
-
-
-def is_unknown(value: Any) -> bool:
-    return value is UNKNOWN
 
 
 @dataclass
@@ -98,27 +86,6 @@ def token_for_manifest(api_version: str, kind: str) -> str:
     return f"kubernetes:{api_version if '/' in api_version else 'core/' + api_version}:{kind}"
 
 
-def get(obj: Any, *path: str | int, default: Any = None) -> Any:
-    """Walk mappings and sequences; a missing step gives ``default``, an unknown one ``UNKNOWN``."""
-    for step in path:
-        if is_unknown(obj):
-            return UNKNOWN
-        if isinstance(step, int):
-            if not isinstance(obj, Sequence) or isinstance(obj, str) or step >= len(obj):
-                return default
-            obj = obj[step]
-        else:
-            if not isinstance(obj, Mapping) or step not in obj:
-                return default
-            obj = obj[step]
-    return obj
-
-
-def items(value: Any) -> list[Any]:
-    """A sequence as a list; anything else (missing, unknown) as empty."""
-    return list(value) if isinstance(value, Sequence) and not isinstance(value, str) else []
-
-
 # ---- workloads -------------------------------------------------------------------------------
 
 CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
@@ -160,7 +127,7 @@ class PodTemplate:
 
 
 def pod_templates(resource: Resource) -> list[PodTemplate]:
-    """The pod templates of a resource of any kind (``_templates.TEMPLATE_KINDS``); empty for other kinds.
+    """The pod templates of a resource of any kind (``templates.TEMPLATE_KINDS``); empty for other kinds.
 
     Computed once per resource and props object (rules only read them); a resource given new props
     gets its templates anew."""
@@ -173,8 +140,6 @@ def pod_templates(resource: Resource) -> list[PodTemplate]:
 
 
 def _pod_templates(resource: Resource) -> list[PodTemplate]:
-    from ._templates import templates_of  # here, not at the top: _templates imports this module
-
     result = []
     for found in templates_of(resource.type, resource.props):
         if isinstance(found.spec, Mapping):
@@ -243,14 +208,6 @@ class Pool:
     @property
     def is_gpu(self) -> bool:
         return self.sku is not None or (isinstance(self.vm_size, str) and looks_gpu(self.vm_size))
-
-
-def looks_gpu(vm_size: str) -> bool:
-    """Whether a size outside the catalog names a GPU family (NC, ND, NV, NCC, NG)."""
-    try:
-        return catalog.parse_vm_size(vm_size).family in ("NC", "ND", "NV", "NCC", "NG")
-    except ValueError:
-        return False
 
 
 def pools(resources: list[Resource]) -> list[Pool]:

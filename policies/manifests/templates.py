@@ -23,9 +23,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from components.core.labels import NVIDIA_GPU
-
-# No import cycle: _model imports this module only inside pod_templates().
-from ._model import UNKNOWN, get, is_unknown, items, looks_gpu
+from policies.manifests.values import UNKNOWN, get, is_unknown, items, looks_gpu
 
 
 class Found(NamedTuple):
