@@ -3,7 +3,7 @@ than derandomized, with many more examples per target.
 
 Each target feeds mutated inputs to the real command line in process (``plan`` into a
 temporary project, ``scan`` in all three formats, ``fit``) or to the bounded loaders
-(``planner.safe_yaml``, ``planner.safe_json``), and counts exit codes. A *crash* is an exit code
+(``planner.inputs.safe_yaml``, ``planner.inputs.safe_json``), and counts exit codes. A *crash* is an exit code
 outside 0/1/2, a traceback on stderr, or (for the loaders) an exception other than ConfigError; each
 is printed with the input that caused it (the first few per target).
 
@@ -30,7 +30,7 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
 from components.core.errors import ConfigError
-from planner import safe_json, safe_yaml
+from planner.inputs import safe_json, safe_yaml
 from tests.fuzzing import facts_texts, make_project, manifest_texts, plan, run_cli, stack_texts
 
 BUDGET = {"plan": 40, "scan": 600, "fit": 600, "safe_yaml": 3000, "safe_json": 3000}

@@ -1,6 +1,6 @@
 """Offline-planner overhead of the component library: the real stack program (ComponentResources, pydantic
 validation, catalog lookups) against bench/baseline_program.py, which replays the raw resources the component
-run registered, directly. Both run through planner.engine.run_program in one process, so the mock-engine cost
+run registered, directly. Both run through planner.engine.program.run_program in one process, so the mock-engine cost
 cancels out of the ratio."""
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ import time
 from pathlib import Path
 
 from components._base import PACKAGE
-from planner import engine, stackfile
+from planner.engine import program as engine
+from planner.inputs import stackfile
 
 ROOT = Path(__file__).resolve().parent.parent
 BASELINE = "bench/baseline_program.py"

@@ -17,8 +17,8 @@ from pulumi.runtime.proto import analyzer_pb2
 from pulumi_policy import EnforcementLevel
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 
-from planner.engine import ProgramRun, Registered
-from planner.render import plain
+from planner.engine.program import ProgramRun, Registered
+from planner.engine.values import plain
 from policies.pack import DESCRIPTION, PACK_NAME, POLICIES
 from policies.rules import RULES
 

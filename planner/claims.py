@@ -24,8 +24,8 @@ from components.core.labels import (
     POOL_ANNOTATION,
     RDMA_DEVICE_CLASS,
 )
-from planner.engine import ProgramRun
-from planner.render import plain
+from planner.engine.program import ProgramRun
+from planner.engine.values import plain
 
 # The classes the NVIDIA DRA driver chart creates itself (its deviceclass templates).
 CHART_CLASSES = {

@@ -22,8 +22,8 @@ from components.core.errors import ConfigError
 if TYPE_CHECKING:  # the command line imports these only in the commands that need them
     from planner.analyzer import Verdict
     from planner.charts import ChartRender
-    from planner.engine import ProgramRun
-    from planner.stackfile import StackFile
+    from planner.engine.program import ProgramRun
+    from planner.inputs.stackfile import StackFile
 
 # One meaning for every command: 0 clean; 1 mandatory violations, unsatisfiable claims or blockers (plan),
 # mandatory findings (scan), nothing fits (fit); 2 bad input (ConfigError, an unreadable file, argparse
@@ -68,13 +68,14 @@ def parse_as_of(text: str | None) -> date:
 
 
 def findings_table(rows: list[tuple[str, str, str, str]]) -> str:
-    from planner.tables import table
+    from planner.report.tables import table
 
     return table(["level", "rule", "where", "finding"], [list(r) for r in rows])
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from planner import outdir, stackfile
+    from planner.inputs import stackfile
+    from planner.report import outdir
 
     project_dir = stackfile.find_project_dir(Path(args.project_dir).resolve())
     out = outdir.PlanOutput(Path(args.out) if args.out else project_dir / "out" / args.stack)
@@ -88,7 +89,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 def _plan(args: argparse.Namespace, project_dir: Path, out) -> int:
     started = time.perf_counter()
-    from planner import stackfile
+    from planner.inputs import stackfile
 
     stack = stackfile.read_stack(project_dir, args.stack)
     as_of = parse_as_of(args.as_of)
@@ -98,13 +99,18 @@ def _plan(args: argparse.Namespace, project_dir: Path, out) -> int:
         _progress(
             f"secrets not in {stack.path.name}, planned with placeholders: {', '.join(stack.placeholder_secrets)}", args.quiet
         )
-    from planner.upstream import upstream_dir
+    from planner.inputs.upstream import upstream_dir
 
     upstream = Path(args.upstream) if args.upstream else upstream_dir()
     run, renders = _run_stack(args, project_dir, stack, upstream)
-    from planner import analyzer, claims, deploy, gateway_report, quota_report, render, report, training_report
+    from planner import analyzer, claims, deploy
     from planner.deploy import crds as deploy_crds
     from planner.deploy import model as deploy_model
+    from planner.report import artifacts as render
+    from planner.report import gateway as gateway_report
+    from planner.report import quota as quota_report
+    from planner.report import sections as report
+    from planner.report import training as training_report
 
     out_dir = out.staging  # moved to out.target by out.commit() once complete
     _progress(f"registered {len(run.resources)} resources; writing {out.target}", args.quiet)
@@ -177,7 +183,8 @@ def _run_stack(
     """The stack program run under the mocks, with its charts' objects added: (run, chart renders)."""
     import pulumi
 
-    from planner import charts, engine
+    from planner import charts
+    from planner.engine import program as engine
 
     try:
         run = engine.run_program(project_dir, stack.project, stack.stack, stack.config, stack.secret_keys)
@@ -206,7 +213,8 @@ def _print_verdicts(run: ProgramRun, verdicts: list[Verdict], exempted: list) ->
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
-    from planner import scan, scan_report
+    from planner import scan
+    from planner.report import scan as scan_report
 
     report = scan.Report()
     try:
@@ -352,7 +360,7 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--format", choices=["table", "json"], default="table", help="output format (default: table)")
     fit.add_argument("--all", action="store_true", help="also list the options that do not fit, with the reason")
     fit.set_defaults(func=cmd_fit)
-    from planner import preflight_cmd
+    from planner.azure import preflight_cmd
 
     preflight_cmd.add_parser(commands)
     debug_help = "print the traceback of an internal error (exit code 3)"

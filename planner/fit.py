@@ -26,8 +26,8 @@ from components.core.models import (
     fit_options,
     get_model,
 )
-from planner import safe_json
-from planner.tables import table
+from planner.inputs import safe_json
+from planner.report.tables import table
 
 EXIT_OK, EXIT_NONE_FITS, EXIT_USAGE = 0, 1, 2
 

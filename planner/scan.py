@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 
 from components.core.errors import ConfigError
-from planner import safe_yaml
+from planner.inputs import safe_yaml
 from policies.manifests import Resource, get, items, kube_kind, pod_templates, token_for_manifest
 from policies.rules import Finding, evaluate_all
 

@@ -15,9 +15,9 @@ from hypothesis import configuration, settings
 from components._base import ComponentInputError
 from components.context import ClusterContext
 from planner.charts import ChartRender, ChartSources, render_chart
-from planner.engine import PlaceholderMocks, ProgramRun, RecordingMonitor, Registered, run_function, run_program
-from planner.stackfile import add_secret_placeholders
-from planner.upstream import missing_reason, upstream_dir
+from planner.engine.program import PlaceholderMocks, ProgramRun, RecordingMonitor, Registered, run_function, run_program
+from planner.inputs.stackfile import add_secret_placeholders
+from planner.inputs.upstream import missing_reason, upstream_dir
 
 # The suite writes nothing into the checkout: Hypothesis keeps its example database and constants
 # cache under the system temp folder instead of ./.hypothesis (pytest's cache is off in pyproject.toml).

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from planner.crd_files import CRDIndex, crd_index
-from planner.upstream import crds_dir, missing_reason
+from planner.inputs.upstream import crds_dir, missing_reason
+from planner.kube.crd_files import CRDIndex, crd_index
 from tests.conftest import is_custom_resource
 
 

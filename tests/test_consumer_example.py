@@ -19,7 +19,7 @@ DRIVER = textwrap.dedent(
     """
     import json, sys
     from pathlib import Path
-    import components, planner.engine as engine, planner.stackfile as stackfile
+    import components, planner.engine.program as engine, planner.inputs.stackfile as stackfile
     assert components.__file__.startswith(sys.argv[1]), components.__file__
     stack = stackfile.read_stack(Path.cwd(), "dev")
     run = engine.run_program(Path.cwd(), stack.project, "dev", stack.config)

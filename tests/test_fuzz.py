@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 from components._base import ComponentInputError
 from components.core.errors import ConfigError
-from planner import safe_json, safe_yaml
-from planner.engine import run_program
-from planner.stackfile import add_secret_placeholders
+from planner.engine.program import run_program
+from planner.inputs import safe_json, safe_yaml
+from planner.inputs.stackfile import add_secret_placeholders
 from tests.conftest import PROJECT, REPO, engine_config, run_stack, stack_config
 from tests.fuzzing import BIG, STACK_TEXT, facts_texts, laughs, make_project, manifest_texts, plan, run_cli, stack_texts
 

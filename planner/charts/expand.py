@@ -23,9 +23,9 @@ from planner.charts import values as chart_values
 from planner.charts.archive import ChartArchive
 from planner.charts.model import CLUSTER_SCOPED, HOOK_ANNOTATION, ChartRender, Crd, Hook, with_namespace
 from planner.charts.sources import ChartRef, ChartSources, PullError
-from planner.engine import ProgramRun, Registered
-from planner.render import plain
-from planner.upstream import snapshot_note
+from planner.engine.program import ProgramRun, Registered
+from planner.engine.values import plain
+from planner.inputs.upstream import snapshot_note
 
 CHART_TYPES = ("kubernetes:helm.sh/v4:Chart", "kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v3:Chart")
 RELEASE = "kubernetes:helm.sh/v3:Release"

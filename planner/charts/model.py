@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from planner.engine import Registered
+    from planner.engine.program import Registered
 
 HOOK_ANNOTATION = "helm.sh/hook"
 

@@ -4,7 +4,7 @@
 2. the folders given with ``--charts DIR`` or ``$AKS_GPU_CHARTS`` (``:``-separated);
 3. the local chart cache (``$AKS_GPU_CHART_CACHE``, else ``$XDG_CACHE_HOME/aks-gpu/charts``, else
    ``~/.cache/aks-gpu/charts``);
-4. the pinned archives of ``shared/upstream/chart-archives`` (see ``planner.upstream``);
+4. the pinned archives of ``shared/upstream/chart-archives`` (see ``planner.inputs.upstream``);
 5. with ``--pull`` only, the exact version pulled from the chart's HTTP repository or OCI registry into the cache.
 
 A folder holds archives named ``<chart>-<version>.tgz`` as ``helm pull`` writes them; the name and version

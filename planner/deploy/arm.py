@@ -14,7 +14,7 @@ from components.core import vm_disks
 from components.core.names import AKS_POOL_NAME
 from planner.deploy import Finding
 from planner.deploy.model import DeployModel
-from planner.render import plain
+from planner.engine.values import plain
 
 # (property path in an agent pool or the cluster, enum class of pulumi_azure_native.containerservice)
 POOL_ENUMS = (

@@ -16,7 +16,7 @@ from planner.deploy import Finding
 from planner.deploy.model import DeployModel, KubeObject
 
 if TYPE_CHECKING:
-    from planner.crd_files import CRD
+    from planner.kube.crd_files import CRD
 
 BUILT_IN_GROUPS = frozenset(
     {
@@ -150,7 +150,7 @@ def check(model: DeployModel) -> list[Finding]:
 def at_hand(model: DeployModel, upstream: Path | None) -> Callable[[KubeObject], CRD | None]:
     """The CRD of a custom resource: the one a chart or object of the stack installs (what the cluster will
     really serve), else the pinned copy in ``upstream/crds``; None when neither has it."""
-    from planner.crd_files import crd_index, parse_crd
+    from planner.kube.crd_files import crd_index, parse_crd
 
     installed = {}
     for obj in model.objects:
@@ -169,7 +169,7 @@ def at_hand(model: DeployModel, upstream: Path | None) -> Callable[[KubeObject],
 def schemas(model: DeployModel, upstream: Path | None) -> list[Finding]:
     """Each custom resource (the stack's own and what its charts render) against its CRD's schema and CEL
     rules: what the API server would reject, or prune without a word."""
-    from planner.crd_schema import validate
+    from planner.kube.crd_schema import validate
 
     lookup = at_hand(model, upstream)
     findings = []
@@ -193,7 +193,7 @@ def unchecked(model: DeployModel, upstream: Path | None) -> list[str]:
 
 def snapshots(model: DeployModel, upstream: Path | None) -> list[str]:
     """Notes on the CRDs taken from the upstream copy that stand in for a release they are not."""
-    from planner.upstream import snapshot_note
+    from planner.inputs.upstream import snapshot_note
 
     lookup = at_hand(model, upstream)
     return sorted(

@@ -12,7 +12,7 @@ from datetime import date
 from components.core import lifecycle
 from planner.deploy import Finding
 from planner.deploy.model import DeployModel
-from planner.render import plain
+from planner.engine.values import plain
 
 
 def subjects(model: DeployModel) -> list[tuple[str, str, str]]:

@@ -14,8 +14,8 @@ from typing import Any
 from components.core import catalog
 from components.core.labels import AGENTPOOL_LABEL, SPOT_LABEL, SPOT_TAINT
 from planner.charts import CLUSTER_SCOPED, ChartRender, child_records
-from planner.engine import ProgramRun, Registered
-from planner.render import plain
+from planner.engine.program import ProgramRun, Registered
+from planner.engine.values import plain
 from policies.manifests import Resource
 
 BUILT_IN_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})

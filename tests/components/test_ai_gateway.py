@@ -18,7 +18,7 @@ from components.gateway.ai_gateway_args import AZURE_API_VERSION, AiGatewayArgs,
 from components.gateway.ai_gateway_controllers import AIGW_CHART, AIGW_CRDS_CHART, EG_CHART, aigw_values, eg_values
 from components.gateway.ai_gateway_manifests import envoy_proxy_spec
 from planner.analyzer import analyze
-from planner.render import kubernetes_object
+from planner.engine.values import kubernetes_object
 from tests.conftest import cluster_context, of_type, one, refusal_message, run_components
 
 TENANT = "11111111-2222-3333-4444-555555555555"

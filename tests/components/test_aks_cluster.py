@@ -8,7 +8,7 @@ from components._base import ComponentInputError
 from components.azure.aks_cluster import AKS_RBAC_CLUSTER_ADMIN_ROLE, cluster_problems
 from components.azure.kubeconfig import kubeconfig_for_login
 from components.context import AzureScope
-from planner.engine import SECRET
+from planner.engine.program import SECRET
 from tests.conftest import of_type, one, registered_before_error, run_components
 
 

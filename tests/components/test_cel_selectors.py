@@ -22,7 +22,7 @@ from components.core.labels import GPU_DEVICE_CLASS, MIG_DEVICE_CLASS, NVIDIA_DR
 from components.gpu.dra_manifests import mig_profile_cel, model_class_cel, model_class_name
 from components.gpu.rdma_network import DEVICE_CLASS_CEL
 from planner.claims import CHART_CLASSES, Selector, SimPool, cel_devices, node_slices
-from planner.render import plain
+from planner.engine.values import plain
 from tests.conftest import planned_stack
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "resourceslices"

@@ -35,11 +35,11 @@ from components.training.ray_manifests import OPERATOR_REPO, operator_values
 from components.training.training_checks import distributed_training_problems
 from planner import claims, deploy
 from planner.analyzer import analyze
-from planner.crd_files import crd_index
 from planner.deploy import model as deploy_model
-from planner.engine import PlaceholderMocks, RecordingMonitor
-from planner.render import kubernetes_object
-from planner.upstream import crds_dir, missing_reason, upstream_dir
+from planner.engine.program import PlaceholderMocks, RecordingMonitor
+from planner.engine.values import kubernetes_object
+from planner.inputs.upstream import crds_dir, missing_reason, upstream_dir
+from planner.kube.crd_files import crd_index
 from tests.components.gpu_pools import A100, H100, pool_facts
 from tests.conftest import expand_charts, one, render_pinned, run_components
 

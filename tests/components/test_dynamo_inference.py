@@ -18,9 +18,9 @@ from components._base import ComponentInputError
 from components.gpu.pod_contract import RdmaPodSpec
 from components.serving import DynamoInferenceArgs, DynamoPlacement, DynamoSecrets
 from components.serving.dynamo_manifests import CHART_REPO, OPERATOR_IMAGE, dynamo_inference_problems, graph_deployment
-from planner.crd_files import parse_crd
-from planner.crd_schema import validate
-from planner.upstream import crds_dir
+from planner.inputs.upstream import crds_dir
+from planner.kube.crd_files import parse_crd
+from planner.kube.crd_schema import validate
 from tests.components.gpu_pools import H100, MI300X, pool_facts
 from tests.conftest import cluster_context, one, registered_before_error, run_components
 

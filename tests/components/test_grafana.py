@@ -19,7 +19,7 @@ from components.azure.grafana import (
 )
 from components.azure.monitoring import ManagedPrometheus
 from components.context import AzureScope
-from planner.engine import PlaceholderMocks, RecordingMonitor
+from planner.engine.program import PlaceholderMocks, RecordingMonitor
 from tests.conftest import REPO, cluster_context, of_type, one, refusal_message, run_components
 from tests.dashboard_metrics import ALLOWED, VLLM_METRICS, metric_names
 

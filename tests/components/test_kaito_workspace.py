@@ -14,8 +14,8 @@ from components.serving.kaito_workspace import (
     kaito_workspace_problems,
 )
 from planner.analyzer import analyze
-from planner.engine import PlaceholderMocks, RecordingMonitor
-from planner.render import kubernetes_object
+from planner.engine.program import PlaceholderMocks, RecordingMonitor
+from planner.engine.values import kubernetes_object
 from tests.conftest import cluster_context, of_type, one, registered_before_error, run_components
 
 A100 = "Standard_NC24ads_A100_v4"

@@ -14,7 +14,7 @@ from components.azure.monitoring import (
     query_endpoint_of,
 )
 from planner.analyzer import analyze
-from planner.engine import PlaceholderMocks, RecordingMonitor
+from planner.engine.program import PlaceholderMocks, RecordingMonitor
 from tests.conftest import cluster_context, of_type, one, registered_before_error, run_components
 
 CLUSTER_ID = "/subscriptions/0000/resourceGroups/rg-test/providers/Microsoft.ContainerService/managedClusters/aks-test"

@@ -11,7 +11,7 @@ from components import DraDeviceClasses, GpuNodePool, QualificationGates, Qualif
 from components.gpu.gate_jobs import GATES, SCRIPTS, GatePlan
 from components.gpu.pod_contract import RdmaPodSpec
 from components.gpu.qualification_gates import qualification_gates_problems
-from planner.render import kubernetes_object
+from planner.engine.values import kubernetes_object
 from tests.components.gpu_pools import pool_facts
 from tests.conftest import (
     cluster_context,

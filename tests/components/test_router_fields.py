@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from components.gateway.router_fields import load, unknown_fields
-from planner.upstream import missing_reason, upstream_dir
+from planner.inputs.upstream import missing_reason, upstream_dir
 
 REPO = Path(__file__).resolve().parents[2]
 TABLE = REPO / "components" / "gateway" / "router_fields" / "v0.3.0.json"

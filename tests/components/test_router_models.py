@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from components.gateway.router_models import DEFAULT_PREFIX, SCRIPTS
-from planner.render import kubernetes_object
+from planner.engine.values import kubernetes_object
 from tests.conftest import planned_stack, run_stack, stack_config
 
 

@@ -21,7 +21,7 @@ from components.gateway.router_config import (
 from components.gateway.router_fields import unknown_fields
 from components.gateway.router_render import render
 from planner.deploy.router import chart_defaults, effective_config, helm_merge
-from planner.upstream import missing_reason, upstream_dir
+from planner.inputs.upstream import missing_reason, upstream_dir
 
 MODELS = [
     RouterModel(name="llama-8b", kind="self-hosted", endpoint="llama-8b.gpu-inference.svc.cluster.local:8000"),

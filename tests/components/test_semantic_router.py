@@ -8,7 +8,7 @@ from components.gateway import router_config, router_render
 from components.gateway.ai_gateway_args import GatewayRef
 from components.gateway.router_models import RouterModels
 from components.gateway.semantic_router import NAMESPACE, SemanticRouter, router_problems
-from planner.render import kubernetes_object
+from planner.engine.values import kubernetes_object
 from tests.conftest import cluster_context, of_type, one, refusal_message, run_components
 
 ARGS = {

@@ -24,7 +24,7 @@ from components.gateway.semantic_router_gateway_args import (
     semantic_router_gateway_problems,
 )
 from components.stack.config import parse_stack_config
-from planner.render import kubernetes_object
+from planner.engine.values import kubernetes_object
 from tests.conftest import (
     PROJECT,
     REPO,

@@ -15,7 +15,7 @@ import pytest
 from components._base import ComponentInputError, validate_args
 from components.azure.workload_identity import WorkloadIdentity
 from components.gateway.token_refresher import SCRIPT, EntraTokenRefresher, EntraTokenRefresherArgs, refresher_problems
-from planner.render import kubernetes_object
+from planner.engine.values import kubernetes_object
 from tests.conftest import cluster_context, of_type, refusal_message, run_components
 
 

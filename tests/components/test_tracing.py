@@ -10,7 +10,7 @@ from components._base import ComponentInputError, validate_args
 from components.azure.workload_identity import WorkloadIdentity
 from components.gateway.token_refresher import EntraTokenRefresher
 from components.gateway.tracing import OTLP_PORT, TraceCollector, TraceCollectorArgs
-from planner.render import kubernetes_object
+from planner.engine.values import kubernetes_object
 from tests.conftest import cluster_context, of_type, one, refusal_message, run_components
 
 

@@ -40,7 +40,7 @@ from components.serving.vllm_checks import vllm_service_problems
 from components.serving.vllm_disaggregation import INFERENCEPOOL_CHART
 from components.serving.vllm_manifests import BLOB_STREAM_GBPS, HUB_GBPS, WARMUP_SECONDS, dra_template
 from planner.analyzer import analyze
-from planner.render import kubernetes_object
+from planner.engine.values import kubernetes_object
 from tests.conftest import (
     cluster_context,
     of_type,

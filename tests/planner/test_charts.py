@@ -23,7 +23,7 @@ from planner.charts.archive import ChartArchive, first_document
 from planner.charts.sources import PullError
 from planner.deploy import model as deploy_model
 from planner.deploy.crds import BUILT_IN_GROUPS
-from planner.engine import Registered
+from planner.engine.program import Registered
 from tests.conftest import (
     PROJECT,
     STACKS,

@@ -15,9 +15,10 @@ import pytest
 
 from components.gpu.dra_device_classes import GPU_CLASS, MIG_CLASS, mig_profile_cel, model_class_cel
 from components.gpu.rdma_network import DEVICE_CLASS, DEVICE_CLASS_CEL
-from planner import claims, engine
+from planner import claims
 from planner.cli import main
-from planner.engine import run_function
+from planner.engine import program as engine
+from planner.engine.program import run_function
 from tests.conftest import PROJECT, REPO
 
 from .claim_programs import (

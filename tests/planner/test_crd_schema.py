@@ -1,7 +1,7 @@
-"""planner.crd_schema: custom resources checked against their CRDs, as the API server checks them.
+"""planner.kube.crd_schema: custom resources checked against their CRDs, as the API server checks them.
 
 The unit tests use small hand-made CRDs. The tests marked ``needs_upstream`` read the pinned upstream CRDs
-in ``shared/upstream/crds`` (planner.upstream.upstream_dir) and skip when that folder is absent.
+in ``shared/upstream/crds`` (planner.inputs.upstream.upstream_dir) and skip when that folder is absent.
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 import yaml
 
-from planner import upstream
 from planner.cli import main
-from planner.crd_cel import CelEngine
-from planner.crd_files import CRDIndex, crd_index, load_crd, parse_crd
-from planner.crd_schema import ValidationResult, validate
-from planner.render import kubernetes_object
+from planner.engine.values import kubernetes_object
+from planner.inputs import upstream
+from planner.kube.crd_cel import CelEngine
+from planner.kube.crd_files import CRDIndex, crd_index, load_crd, parse_crd
+from planner.kube.crd_schema import ValidationResult, validate
 from tests.conftest import CUSTOM_RESOURCE_GROUPS, REPO, run_stack, stack_config
 
 GROUP = "example.com"

@@ -12,7 +12,7 @@ from pulumi_azure_native import containerservice
 from planner import claims, deploy
 from planner.cli import main
 from planner.deploy import model as deploy_model
-from planner.upstream import missing_reason, upstream_dir
+from planner.inputs.upstream import missing_reason, upstream_dir
 from tests.conftest import REPO, STACKS, expand_charts, planned_stack, run_components, run_stack, stack_config
 
 AS_OF = date(2026, 12, 1)

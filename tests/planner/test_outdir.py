@@ -11,7 +11,7 @@ import pytest
 
 from components.core.errors import ConfigError
 from planner.cli import main
-from planner.outdir import MARKER, STALE, PlanOutput
+from planner.report.outdir import MARKER, STALE, PlanOutput
 from tests.conftest import REPO
 
 

@@ -6,7 +6,7 @@ import pulumi
 import pulumi.resource
 from pulumi_azure_native import containerservice
 
-from planner import engine
+from planner.engine import program as engine
 from tests.conftest import PROJECT
 
 

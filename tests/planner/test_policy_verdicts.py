@@ -8,7 +8,7 @@ from components.stack.config import parse_stack_config
 from components.stack.program import build_stack
 from planner.analyzer import analyze
 from planner.cli import main
-from planner.engine import run_function
+from planner.engine.program import run_function
 from tests.conftest import PROJECT, REPO, STACKS, secret_config, stack_config
 
 

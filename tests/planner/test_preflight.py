@@ -9,8 +9,9 @@ import argparse
 import pytest
 
 from components.core import quota
-from planner import azure_facts, preflight, preflight_cmd
-from planner import quota as demand
+from planner.azure import facts as azure_facts
+from planner.azure import preflight, preflight_cmd
+from planner.azure import quota as demand
 from tests.azure_replay import SUBSCRIPTION, FakeCredential, transport
 from tests.conftest import REPO, planned_stack
 

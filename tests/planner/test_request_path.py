@@ -12,7 +12,7 @@ import pytest
 from planner import claims, deploy
 from planner.deploy import images, request_path
 from planner.deploy import model as deploy_model
-from planner.upstream import missing_reason, upstream_dir
+from planner.inputs.upstream import missing_reason, upstream_dir
 from tests.conftest import expand_charts, planned_stack, run_stack, stack_config
 
 AS_OF = date(2026, 12, 1)

@@ -1,4 +1,4 @@
-"""planner.safe_yaml and planner.safe_json: what they refuse, how they say it, and what still loads."""
+"""planner.inputs.safe_yaml and planner.inputs.safe_json: what they refuse, how they say it, and what still loads."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from components.core.errors import ConfigError
-from planner import safe_json, safe_yaml
-from planner.stackfile import read_stack
+from planner.inputs import safe_json, safe_yaml
+from planner.inputs.stackfile import read_stack
 from tests.fuzzing import BIG, MANIFESTS, laughs
 
 

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from planner.stackfile import add_secret_placeholders
+from planner.inputs.stackfile import add_secret_placeholders
 
 PROJECT = "aks-gpu-inference"
 

@@ -26,7 +26,7 @@ from pulumi.runtime import rpc
 
 from components.core.labels import AGENTPOOL_LABEL, GPU_TAINT, GPU_TOLERATION, RDMA_DEVICE_CLASS, RDMA_LABEL
 from planner.analyzer import Verdict, analyze_request, configure_request, new_servicer, stack_request, verdicts
-from planner.engine import Registered
+from planner.engine.program import Registered
 from policies.manifests import UNKNOWN, Resource, StackIndex
 from policies.rules import Rule, evaluate
 

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 import yaml
 
-from planner.crd_files import crd_index
+from planner.inputs.upstream import crds_dir, missing_reason
+from planner.kube.crd_files import crd_index
 from planner.scan import scan_all
-from planner.upstream import crds_dir, missing_reason
 from policies.manifests import (
     TEMPLATE_KINDS,
     UNKNOWN,

@@ -28,7 +28,7 @@ from google.protobuf import empty_pb2, json_format
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
 from planner.analyzer import analyze_request, configure_request, new_servicer, stack_request, verdicts
-from planner.engine import Registered
+from planner.engine.program import Registered
 from policies.rules import RULES
 
 REPO = Path(__file__).resolve().parents[2]

@@ -29,7 +29,7 @@ def _subscription(args: argparse.Namespace, config: dict[str, str]) -> str:
 
 
 def _region(run: Any, config: dict[str, str], project: str) -> str:
-    from planner.quota import region_of
+    from planner.azure.quota import region_of
 
     region = region_of(run.resources, config.get(f"{project}:location") or config.get("azure-native:location"))
     if not region:
@@ -41,7 +41,9 @@ def plan_asks(project_dir: Path, stack_name: str):
     """Run the stack program offline and read what it asks Azure for; also the config and subscription source."""
     import pulumi
 
-    from planner import engine, preflight, stackfile
+    from planner.azure import preflight
+    from planner.engine import program as engine
+    from planner.inputs import stackfile
 
     stack = stackfile.read_stack(project_dir, stack_name)
     try:
@@ -52,7 +54,7 @@ def plan_asks(project_dir: Path, stack_name: str):
 
 
 def render(verdicts: list, facts: Any) -> str:
-    from planner.tables import table
+    from planner.report.tables import table
 
     rows = [[v.item, "pass" if v.ok else "FAIL", v.detail, v.fix] for v in verdicts]
     return f"Preflight of subscription {facts.subscription} in {facts.region}\n" + table(
@@ -62,7 +64,9 @@ def render(verdicts: list, facts: Any) -> str:
 
 def run(args: argparse.Namespace, credential: Any = None, transport: Any = None) -> int:
     """The command; ``credential`` and ``transport`` are for tests (recorded responses)."""
-    from planner import azure_facts, preflight, stackfile
+    from planner.azure import facts as azure_facts
+    from planner.azure import preflight
+    from planner.inputs import stackfile
 
     project_dir = stackfile.find_project_dir(Path(args.project_dir).resolve())
     print(f"planning stack {args.stack!r} offline to see what it asks for", file=sys.stderr)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from components.core.errors import ConfigError
 from components.stack.stack_input import SECRET_KEYS
-from planner import safe_yaml
+from planner.inputs import safe_yaml
 
 
 @dataclass
@@ -36,7 +36,7 @@ def available_stacks(project_dir: Path) -> list[str]:
 
 
 def _load_yaml(path: Path) -> dict:
-    """A project or stack file, bounded (``planner.safe_yaml``): keys must be strings and unique,
+    """A project or stack file, bounded (``planner.inputs.safe_yaml``): keys must be strings and unique,
     numbers finite and at most 30 digits, values what JSON holds; aliases may not nest into themselves."""
     data = safe_yaml.load(path, source=path.name, string_keys=True, finite_floats=True, plain=True) or {}
     if not isinstance(data, dict):

@@ -1,5 +1,5 @@
 """Bounded loading of JSON someone else wrote (``aks-gpu fit`` model facts): the limits of
-``planner.safe_yaml`` for JSON, whose parser is C and cheap but accepts ``NaN``, ``1e999``, a
+``planner.inputs.safe_yaml`` for JSON, whose parser is C and cheap but accepts ``NaN``, ``1e999``, a
 10,000-digit integer and nesting until the interpreter's recursion limit."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import math
 import re
 from pathlib import Path
 
-from planner.bounded_input import MAX_BYTES, MAX_DEPTH, MAX_INT_DIGITS, InputError, clip, read_text
+from planner.inputs.bounded import MAX_BYTES, MAX_DEPTH, MAX_INT_DIGITS, InputError, clip, read_text
 
 
 def load_json(

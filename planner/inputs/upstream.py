@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 ENV_VAR = "AKS_GPU_UPSTREAM"
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT = REPO_ROOT / ".." / "shared" / "upstream"
 
 

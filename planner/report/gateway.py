@@ -7,7 +7,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from planner.deploy import images, request_path
-from planner.tables import table
+from planner.report.tables import table
 
 
 def build(model, upstream: Path | None) -> dict:

@@ -7,9 +7,9 @@ from collections import Counter
 from dataclasses import dataclass
 
 from components.core import catalog
-from planner.engine import ProgramRun
-from planner.render import plain
-from planner.tables import table
+from planner.engine.program import ProgramRun
+from planner.engine.values import plain
+from planner.report.tables import table
 
 
 @dataclass

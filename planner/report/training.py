@@ -3,9 +3,9 @@ its source (the catalog's list price, the pool's Spot ceiling, a seed's own figu
 
 from __future__ import annotations
 
-from planner.render import plain
-from planner.report import money
-from planner.tables import table
+from planner.engine.values import plain
+from planner.report.sections import money
+from planner.report.tables import table
 
 
 def _money(value: float | None) -> str:

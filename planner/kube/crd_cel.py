@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from planner.json_values import is_int, is_number
+from planner.kube.json_values import is_int, is_number
 
 OLD_SELF = re.compile(r"\boldSelf\b")
 """A transition rule names ``oldSelf``: it does not run on create."""
@@ -62,7 +62,7 @@ class CelEngine:
         import celpy
         from celpy import celtypes
 
-        from planner.cel_library import FUNCTIONS
+        from planner.kube.cel_library import FUNCTIONS
 
         self.celpy, self.ct = celpy, celtypes
         self.env = celpy.Environment()

@@ -2,7 +2,7 @@
 
 The plan (run offline, as ``aks-gpu plan`` runs it) says what the stack asks for: node pools with
 their sizes, zones and maximum node counts, the cluster's Kubernetes version and the preview
-features its resources need. Azure (``planner.azure_facts``) says what the subscription has. Each
+features its resources need. Azure (``planner.azure.facts``) says what the subscription has. Each
 item gets a verdict and, when it fails, the fix: the quota request to file, the zone or version to
 choose, the feature to register. Seed 002's gotcha 1 is why: a pool beyond the quota is accepted,
 then fails ten minutes later.
@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from components.core import quota
-from planner import quota as demand
-from planner.azure_facts import AzureFacts
+from planner.azure import quota as demand
+from planner.azure.facts import AzureFacts
 
 MANAGED_GPU_FEATURE = "Microsoft.ContainerService/ManagedGPUExperiencePreview"
 """The preview feature AKS-managed GPU pools need (learn.microsoft.com/azure/aks/aks-managed-gpu-nodes)."""

@@ -4,9 +4,9 @@ the preview features the stack needs registered, and what only ``aks-gpu preflig
 from __future__ import annotations
 
 from components.core import quota
-from planner import preflight
-from planner import quota as demand
-from planner.tables import table
+from planner.azure import preflight
+from planner.azure import quota as demand
+from planner.report.tables import table
 
 
 def text(run, stack: str, fallback_region: str | None = None) -> str:

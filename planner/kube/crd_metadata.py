@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from components.core.names import DNS_LABEL, DNS_SUBDOMAIN, LABEL_NAME, LABEL_VALUE
-from planner.crd_files import CRD
-from planner.json_values import Problem, child, json_type, show
+from planner.kube.crd_files import CRD
+from planner.kube.json_values import Problem, child, json_type, show
 
 OBJECT_META_FIELDS = frozenset(
     {

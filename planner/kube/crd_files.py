@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 if TYPE_CHECKING:
-    from planner.crd_schema import ValidationResult
+    from planner.kube.crd_schema import ValidationResult
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -178,7 +178,7 @@ class CRDIndex:
 
     def validate(self, obj: Mapping[str, Any]) -> ValidationResult | None:
         """:func:`validate` against the object's CRD; None when the index has no CRD for it."""
-        from planner.crd_schema import validate  # crd_schema imports this module
+        from planner.kube.crd_schema import validate  # crd_schema imports this module
 
         crd = self.for_object(obj)
         return None if crd is None else validate(obj, crd)
