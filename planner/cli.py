@@ -11,19 +11,11 @@ import gc
 import json
 import signal
 import sys
-import time
 import traceback
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from components.core.errors import ConfigError
-
-if TYPE_CHECKING:  # the command line imports these only in the commands that need them
-    from planner.analyzer import Verdict
-    from planner.charts import ChartRender
-    from planner.engine.program import ProgramRun
-    from planner.inputs.stackfile import StackFile
 
 # One meaning for every command: 0 clean; 1 mandatory violations, unsatisfiable claims or blockers (plan),
 # mandatory findings (scan), nothing fits (fit); 2 bad input (ConfigError, an unreadable file, argparse
@@ -88,128 +80,27 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def _plan(args: argparse.Namespace, project_dir: Path, out) -> int:
-    started = time.perf_counter()
-    from planner.inputs import stackfile
+    from planner.plan import PlanOptions, plan
+    from planner.report import artifacts
+    from planner.report.plan_text import plan_text
 
-    stack = stackfile.read_stack(project_dir, args.stack)
-    as_of = parse_as_of(args.as_of)
-    policy_config = load_policy_config(args.policy_config)
-    _progress(f"planning stack {stack.stack!r} of {stack.project!r} offline (Pulumi SDK mocks; no CLI, no cloud)", args.quiet)
-    if stack.placeholder_secrets:
-        _progress(
-            f"secrets not in {stack.path.name}, planned with placeholders: {', '.join(stack.placeholder_secrets)}", args.quiet
-        )
-    from planner.inputs.upstream import upstream_dir
-
-    upstream = Path(args.upstream) if args.upstream else upstream_dir()
-    run, renders = _run_stack(args, project_dir, stack, upstream)
-    from planner import analyzer, claims, deploy
-    from planner.deploy import crds as deploy_crds
-    from planner.deploy import model as deploy_model
-    from planner.report import artifacts as render
-    from planner.report import gateway as gateway_report
-    from planner.report import quota as quota_report
-    from planner.report import sections as report
-    from planner.report import training as training_report
-
-    out_dir = out.staging  # moved to out.target by out.commit() once complete
-    _progress(f"registered {len(run.resources)} resources; writing {out.target}", args.quiet)
-    counts = render.write_plan(run, out_dir)
-    _progress("running the aks-gpu-guardrails policy pack through the pulumi_policy analyzer", args.quiet)
-    verdicts = analyzer.analyze(run, policy_config)
-    (out_dir / "policy.json").write_text(json.dumps([v.__dict__ for v in verdicts], indent=2) + "\n")
-
-    print(f"Plan of stack '{stack.stack}' ({stack.path.name}) — offline, not a diff against live state\n")
-    print(report.resources_by_type(run), end="\n\n")
-    print("GPU pools")
-    print(report.gpu_pools(run), end="\n\n")
-    print("Monthly cost estimate")
-    print(report.cost_estimate(run), end="\n\n")
-    print(quota_report.text(run, stack.stack, stack.config.get(f"{stack.project}:location")), end="\n\n")
-    print(training_report.text(run), end="")
-    print(report.model_fits(run) + report.gateway_routes(run), end="")
-    claim_verdicts = claims.check(run)
-    (out_dir / "claims.json").write_text(json.dumps([v.__dict__ for v in claim_verdicts], indent=2) + "\n")
-    planned = deploy_model.build(run, renders, claim_verdicts)
-    findings = deploy.run(planned, as_of, upstream)
-    gateway = gateway_report.build(planned, upstream)
-    (out_dir / "gateway.json").write_text(json.dumps(gateway, indent=2) + "\n")
-    (out_dir / "deployability.json").write_text(
-        json.dumps(
-            {
-                "as_of": as_of.isoformat(),
-                "findings": [f.as_dict() for f in findings],
-                "charts": [render_summary(r) for r in renders],
-            },
-            indent=2,
-        )
-        + "\n"
+    options = PlanOptions(
+        as_of=parse_as_of(args.as_of),
+        policy_config=load_policy_config(args.policy_config),
+        upstream=Path(args.upstream) if args.upstream else None,
+        charts=tuple(args.charts or ()),
+        pull=args.pull,
     )
-    print(report.claim_satisfiability(claim_verdicts), end="")
-    unchecked = deploy_crds.unchecked(planned, upstream)
-    print(report.deployability(findings, renders, as_of, unchecked, deploy_crds.snapshots(planned, upstream)), end="\n\n")
-    print(gateway_report.text(gateway), end="\n\n")
-    mandatory = _print_verdicts(run, verdicts, analyzer.exemptions(run, policy_config))
+    result = plan(project_dir, args.stack, options, lambda message: _progress(message, args.quiet))
+    _progress(f"writing {out.target}", args.quiet)
+    counts = artifacts.write(result, out.staging)
+    print(plan_text(result))
     out.commit()
     print(
         f"Wrote {out.target}: resources.json, outputs.json, policy.json, claims.json, {counts['kubernetes']} Kubernetes manifests, "
-        f"{counts['azure']} Azure resources, graph.mmd/graph.dot ({time.perf_counter() - started:.1f}s)"
+        f"{counts['azure']} Azure resources, graph.mmd/graph.dot ({result.seconds:.1f}s)"
     )
-    unsatisfiable = any(not v.satisfiable for v in claim_verdicts)
-    blockers = any(f.level == "blocker" for f in findings)
-    return EXIT_FAILED if mandatory or unsatisfiable or blockers else EXIT_OK
-
-
-def render_summary(render: ChartRender) -> dict:
-    """How one chart was rendered, for deployability.json."""
-    return {
-        "chart": render.chart,
-        "version": render.version,
-        "resource": render.resource.urn,
-        "rendered_by": render.source,
-        "archive": render.archive,
-        "objects": len(render.objects),
-        "crds": len(render.crds),
-        "hooks": len(render.hooks),
-        "problems": render.problems,
-        "helm4_differences": render.helm4,
-        "snapshot": render.caveat,
-    }
-
-
-def _run_stack(
-    args: argparse.Namespace, project_dir: Path, stack: StackFile, upstream: Path | None
-) -> tuple[ProgramRun, list[ChartRender]]:
-    """The stack program run under the mocks, with its charts' objects added: (run, chart renders)."""
-    import pulumi
-
-    from planner import charts
-    from planner.engine import program as engine
-
-    try:
-        run = engine.run_program(project_dir, stack.project, stack.stack, stack.config, stack.secret_keys)
-    except pulumi.RunError as err:
-        # Components raise RunError subclasses for bad input: the message is the whole story.
-        raise ConfigError(f"{stack.path.name}: the stack program refused its input", [str(err)]) from None
-    sources = charts.ChartSources.configured(args.charts, upstream, args.pull, project_dir)
-    _progress("rendering the stack's Helm charts with Helm (helm template, else helm-python-sdk)", args.quiet)
-    return charts.expand(run, sources)
-
-
-def _print_verdicts(run: ProgramRun, verdicts: list[Verdict], exempted: list) -> list[Verdict]:
-    """Print the policy verdicts and exemptions; the mandatory verdicts."""
-    names = {r.urn: f"{r.type.rsplit(':', 1)[-1]} {r.name}" for r in run.resources}
-    mandatory = [v for v in verdicts if v.mandatory]
-    print(
-        f"Policy verdicts (aks-gpu-guardrails): {len(mandatory)} mandatory, {len(verdicts) - len(mandatory)} advisory, "
-        f"{len(exempted)} exempted (node agents the pack config accepts)"
-    )
-    rows = [(v.enforcement, v.policy, names.get(v.urn, v.urn or "stack"), v.message) for v in verdicts]
-    rows += [("exempted", e.rule, names.get(e.urn, e.urn), f"{e.message}: {e.why}") for e in exempted]
-    if rows:
-        print(findings_table(rows))
-    print()
-    return mandatory
+    return EXIT_FAILED if result.failed else EXIT_OK
 
 
 def cmd_scan(args: argparse.Namespace) -> int:

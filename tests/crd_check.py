@@ -7,6 +7,7 @@ import pytest
 
 from planner.inputs.upstream import crds_dir, missing_reason
 from planner.kube.crd_files import CRDIndex, crd_index
+from planner.kube.crd_schema import validate_object
 from tests.conftest import is_custom_resource
 
 
@@ -20,7 +21,7 @@ def pinned_crds() -> CRDIndex:
 
 def crd_errors(obj: dict) -> list[str]:
     """What the API server would refuse or silently drop in ``obj``, each ``<json path>: <problem>``."""
-    result = pinned_crds().validate(obj)
+    result = validate_object(pinned_crds(), obj)
     assert result is not None, f"no pinned CRD for {obj['apiVersion']} {obj['kind']}"
     return result.errors
 

@@ -8,66 +8,41 @@ way the cluster and ARM would, and returns findings that name the object and the
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from datetime import date
 from pathlib import Path
-from typing import Literal
+from typing import Any
 
-CHECKS = (
-    "namespaces",
-    "scheduling",
-    "capacity",
-    "crds",
-    "pod-security",
-    "charts",
-    "helm-hooks",
-    "chart-values",
-    "router-config",
-    "request-path",
-    "lifecycle",
-    "arm",
+from planner.charts import ChartRender
+from planner.deploy import (
+    arm,
+    capacity,
+    chart_checks,
+    crds,
+    devices,
+    lifecycle,
+    namespaces,
+    pod_security,
+    request_path,
+    router,
+    scheduling,
 )
+from planner.deploy.finding import CHECKS, NOT_CHECKED, Finding
+from planner.deploy.model import DeployModel, assemble
+from planner.engine.program import ProgramRun
 
-NOT_CHECKED = (
-    "subscription quota and regional capacity for each VM size (new subscriptions have 0 N-family vCPUs)",
-    "that each image can be pulled from the cluster (registry reachability, credentials)",
-    "CPU and memory requests against node allocatable",
-    "admission webhooks and Azure Policy for AKS other than Pod Security",
-    "Azure role-assignment propagation delay (a first apply can see 403s for a minute or two)",
-    "the pods Envoy Gateway and AI Gateway start after deploy (Envoy proxies with the extproc sidecar, the rate-limit "
-    "service): their images and ports are read from the objects and values that choose them, not rendered",
-    "the gateway's filter chain runs as simulated from Envoy Gateway v1.8.2 and AI Gateway v1.1.0 sources, not by Envoy",
-    "that the router's model directories were uploaded to the model store (the copy Job fails, naming what is missing)",
-)
+__all__ = ["CHECKS", "NOT_CHECKED", "DeployModel", "Finding", "build", "run"]
 
 
-@dataclass(frozen=True)
-class Finding:
-    check: str
-    level: Literal["blocker", "warning"]
-    object: str
-    message: str
-    fix: str
-
-    def as_dict(self) -> dict:
-        return asdict(self)
+def build(run: ProgramRun, charts: list[ChartRender], claims: list[Any] | None = None) -> DeployModel:
+    """The planned cluster of an expanded run (chart children in ``run``), each pool advertising the devices
+    the device plugins that would run there advertise."""
+    model = assemble(run, charts, claims)
+    devices.advertise(model)
+    return model
 
 
-def run(model, as_of: date, upstream: Path | None) -> list[Finding]:
+def run(model: DeployModel, as_of: date, upstream: Path | None) -> list[Finding]:
     """Every deployability finding of a plan, blockers first."""
-    from planner.deploy import (
-        arm,
-        capacity,
-        chart_checks,
-        crds,
-        lifecycle,
-        namespaces,
-        pod_security,
-        request_path,
-        router,
-        scheduling,
-    )
-
     findings = [
         *namespaces.check(model),
         *scheduling.check(model),

@@ -12,7 +12,7 @@ from typing import Any
 
 from components.core import vm_disks
 from components.core.names import AKS_POOL_NAME
-from planner.deploy import Finding
+from planner.deploy.finding import Finding
 from planner.deploy.model import DeployModel
 from planner.engine.values import plain
 

@@ -8,7 +8,7 @@ An autoscaled pool with ``min_count: 0`` is fine: a Pending pod makes the autosc
 
 from __future__ import annotations
 
-from planner.deploy import Finding
+from planner.deploy.finding import Finding
 from planner.deploy.model import DeployModel
 from planner.deploy.scheduling import fitting_pools
 from policies.manifests import get

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from planner.deploy import Finding
+from planner.deploy.finding import Finding
 from planner.deploy.model import DeployModel
 
 

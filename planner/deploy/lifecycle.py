@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import date
 
 from components.core import lifecycle
-from planner.deploy import Finding
+from planner.deploy.finding import Finding
 from planner.deploy.model import DeployModel
 from planner.engine.values import plain
 

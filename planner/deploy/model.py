@@ -16,7 +16,7 @@ from components.core.labels import AGENTPOOL_LABEL, SPOT_LABEL, SPOT_TAINT
 from planner.charts import CLUSTER_SCOPED, ChartRender, child_records
 from planner.engine.program import ProgramRun, Registered
 from planner.engine.values import plain
-from policies.manifests import Resource
+from policies.manifests import Resource, pod_templates
 
 BUILT_IN_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
 
@@ -181,15 +181,13 @@ class DeployModel:
         return self._closure[urn]
 
     def pods(self) -> Iterable[tuple[KubeObject, Any]]:
-        from policies.manifests import pod_templates
-
         for obj in self.objects:
             for template in pod_templates(obj.as_resource()):
                 if not template.unknown:
                     yield obj, template
 
 
-def build(run: ProgramRun, charts: list[ChartRender], claims: list[Any] | None = None) -> DeployModel:
+def assemble(run: ProgramRun, charts: list[ChartRender], claims: list[Any] | None = None) -> DeployModel:
     """The model of an expanded run (chart children already in ``run``; v3 Releases added here)."""
     by_chart = {c.resource.urn: c for c in charts}
     objects = []
@@ -209,8 +207,4 @@ def build(run: ProgramRun, charts: list[ChartRender], claims: list[Any] | None =
                 pools.append(_pool(record, profile, location, f"ManagedCluster {record.name} agentPoolProfiles[{index}]"))
         elif record.type.endswith("containerservice:AgentPool"):
             pools.append(_pool(record, plain(record.inputs), location, f"AgentPool {record.name}"))
-    model = DeployModel(run, charts, objects, pools, cluster, claims or [])
-    from planner.deploy.scheduling import advertise_devices
-
-    advertise_devices(model)
-    return model
+    return DeployModel(run, charts, objects, pools, cluster, claims or [])

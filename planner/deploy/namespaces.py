@@ -6,7 +6,7 @@ Pulumi's Helm Chart never creates its namespace (pulumi-kubernetes ``helm/v4``: 
 
 from __future__ import annotations
 
-from planner.deploy import Finding
+from planner.deploy.finding import Finding
 from planner.deploy.model import BUILT_IN_NAMESPACES, DeployModel
 
 

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from components.core.security import ENFORCE_LABEL
-from planner.deploy import Finding
+from planner.deploy.finding import Finding
 from planner.deploy.model import DeployModel
 from policies.manifests import CONTAINER_LISTS, get, items
 

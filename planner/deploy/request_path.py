@@ -21,7 +21,8 @@ from pathlib import Path
 
 from components.core.endpoints import dynamo_component_service
 from components.gateway import router_config
-from planner.deploy import Finding, filter_chain, router
+from planner.deploy import filter_chain, router
+from planner.deploy.finding import Finding
 from planner.deploy.model import DeployModel
 
 MODEL_HEADER = "x-ai-eg-model"

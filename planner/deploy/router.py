@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from components.gateway import router_fields
-from planner.deploy import Finding
+from planner.deploy.finding import Finding
 from planner.deploy.model import DeployModel
 
 CHART = "semantic-router"

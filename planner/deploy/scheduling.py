@@ -12,13 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from planner.deploy import Finding
+from planner.deploy.finding import Finding
 from planner.deploy.model import DeployModel, KubeObject, NodePool
 from policies.manifests import get, items, resources_of, tolerates
-
-DEVICE_PLUGIN_IMAGES = ("nvcr.io/nvidia/k8s-device-plugin",)
-"""Images of the NVIDIA device plugin, which advertises ``nvidia.com/gpu`` or MIG slices where it runs."""
-GPU_OPERATOR_IMAGES = ("nvcr.io/nvidia/gpu-operator",)
 
 
 def _expression_matches(expression: Mapping[str, Any], labels: dict[str, str]) -> bool:
@@ -111,34 +107,6 @@ def fitting_pools(model: DeployModel, obj: KubeObject, spec: Mapping[str, Any]) 
         else:
             fits.append(pool)
     return fits, why
-
-
-def advertise_devices(model: DeployModel) -> None:
-    """Fill each pool's extended resources from the device plugins that would run on it."""
-    operator = any(_image_in(spec, GPU_OPERATOR_IMAGES) for _obj, spec in _specs(model))
-    plugin_specs = [spec for obj, spec in _specs(model) if obj.kind == "DaemonSet" and _image_in(spec, DEVICE_PLUGIN_IMAGES)]
-    for pool in model.pools:
-        sku = pool.sku
-        if sku is None or sku.gpu_vendor != "nvidia":
-            continue
-        served = operator or any(not selector_problems(spec, pool) for spec in plugin_specs)
-        if served:
-            resource, per_node = sku.gpu_resource(pool.mig_profile)
-            pool.extended[resource] = per_node
-
-
-def _specs(model: DeployModel):
-    for obj, template in model.pods():
-        yield obj, template.spec
-
-
-def _image_in(spec: Mapping[str, Any], prefixes: tuple[str, ...]) -> bool:
-    return any(
-        str(c.get("image", "")).startswith(prefixes)
-        for list_name in ("containers", "initContainers")
-        for c in items(spec.get(list_name))
-        if isinstance(c, Mapping)
-    )
 
 
 def check(model: DeployModel) -> list[Finding]:

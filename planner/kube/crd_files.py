@@ -1,6 +1,6 @@
 """CustomResourceDefinitions as validation needs them: parsed from YAML, cached per file version, and
 indexed by (group, kind) across a folder of CRD files (``shared/upstream/crds``), scanned cheaply up front
-and parsed in full on first use. ``crd_schema.validate`` checks an object against one."""
+and parsed in full on first use. ``crd_schema.validate`` checks an object against one, ``crd_schema.validate_object`` against its CRD in an index."""
 
 from __future__ import annotations
 
@@ -9,12 +9,9 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import yaml
-
-if TYPE_CHECKING:
-    from planner.kube.crd_schema import ValidationResult
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -175,13 +172,6 @@ class CRDIndex:
         if not isinstance(api_version, str) or "/" not in api_version or not isinstance(kind, str):
             return None
         return self.get(api_version.split("/", 1)[0], kind)
-
-    def validate(self, obj: Mapping[str, Any]) -> ValidationResult | None:
-        """:func:`validate` against the object's CRD; None when the index has no CRD for it."""
-        from planner.kube.crd_schema import validate  # crd_schema imports this module
-
-        crd = self.for_object(obj)
-        return None if crd is None else validate(obj, crd)
 
 
 @functools.lru_cache(maxsize=16)

@@ -50,6 +50,7 @@ __all__ = [
     "load_crds",
     "parse_crd",
     "validate",
+    "validate_object",
 ]
 
 
@@ -381,3 +382,9 @@ class _Run:
 def _short(rule: str) -> str:
     """A rule as a message quotes it: at most 160 characters."""
     return rule if len(rule) <= 160 else rule[:157] + "..."
+
+
+def validate_object(index: CRDIndex, obj: Mapping[str, Any]) -> ValidationResult | None:
+    """:func:`validate` against the object's CRD in ``index``; None when the index has no CRD for it."""
+    crd = index.for_object(obj)
+    return None if crd is None else validate(obj, crd)

@@ -8,12 +8,16 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from planner.engine.program import ProgramRun
 from planner.engine.values import kubernetes_object, plain
+
+if TYPE_CHECKING:
+    from planner.charts import ChartRender
+    from planner.plan import Plan
 
 
 def _slug(text: str) -> str:
@@ -108,3 +112,40 @@ def write_plan(run: ProgramRun, out_dir: Path) -> dict[str, int]:
             ["dot", "-Tsvg", "-o", str(out_dir / "graph.svg"), str(out_dir / "graph.dot")], check=False, capture_output=True
         )
     return counts
+
+
+def write(plan: Plan, out_dir: Path) -> dict[str, int]:
+    """Every file of a plan in ``out_dir``: the stack's objects (``write_plan``), then the verdicts, claims,
+    gateway paths and deployability findings as JSON; the counts of manifests and Azure resources written."""
+    counts = write_plan(plan.run, out_dir)
+    _json(out_dir / "policy.json", [v.__dict__ for v in plan.verdicts])
+    _json(out_dir / "claims.json", [v.__dict__ for v in plan.claims])
+    _json(out_dir / "gateway.json", plan.gateway)
+    deployability = {
+        "as_of": plan.options.as_of.isoformat(),
+        "findings": [f.as_dict() for f in plan.findings],
+        "charts": [chart_summary(r) for r in plan.renders],
+    }
+    _json(out_dir / "deployability.json", deployability)
+    return counts
+
+
+def _json(path: Path, value: Any) -> None:
+    path.write_text(json.dumps(value, indent=2) + "\n")
+
+
+def chart_summary(render: ChartRender) -> dict[str, Any]:
+    """How one chart was rendered, for deployability.json."""
+    return {
+        "chart": render.chart,
+        "version": render.version,
+        "resource": render.resource.urn,
+        "rendered_by": render.source,
+        "archive": render.archive,
+        "objects": len(render.objects),
+        "crds": len(render.crds),
+        "hooks": len(render.hooks),
+        "problems": render.problems,
+        "helm4_differences": render.helm4,
+        "snapshot": render.caveat,
+    }

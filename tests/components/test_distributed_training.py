@@ -35,11 +35,11 @@ from components.training.ray_manifests import OPERATOR_REPO, operator_values
 from components.training.training_checks import distributed_training_problems
 from planner import claims, deploy
 from planner.analyzer import analyze
-from planner.deploy import model as deploy_model
 from planner.engine.program import PlaceholderMocks, RecordingMonitor
 from planner.engine.values import kubernetes_object
 from planner.inputs.upstream import crds_dir, missing_reason, upstream_dir
 from planner.kube.crd_files import crd_index
+from planner.kube.crd_schema import validate_object
 from tests.components.gpu_pools import A100, H100, pool_facts
 from tests.conftest import expand_charts, one, render_pinned, run_components
 
@@ -413,7 +413,7 @@ def test_rayjob_and_its_raycluster_match_the_kuberay_crds(request, built):
     _, run = request.getfixturevalue(built)
     index = crd_index(crds_dir())
     job = ray_job(run)
-    result = index.validate(job)
+    result = validate_object(index, job)
     assert result is not None and result.errors == [] and result.unchecked_rules == []
     cluster = {
         "apiVersion": "ray.io/v1",
@@ -421,7 +421,7 @@ def test_rayjob_and_its_raycluster_match_the_kuberay_crds(request, built):
         "metadata": dict(job["metadata"]),
         "spec": job["spec"]["rayClusterSpec"],
     }
-    result = index.validate(cluster)
+    result = validate_object(index, cluster)
     assert result is not None and result.errors == []
 
 
@@ -472,7 +472,7 @@ def test_the_plan_finds_nothing_blocking(scenario_b):
     the platform pool, workers on h100 with the device plugin), CRDs (the RayJob waits for the chart)."""
     _, run = scenario_b
     expanded, renders = expand_charts(run)
-    model = deploy_model.build(expanded, renders, claims.check(expanded))
+    model = deploy.build(expanded, renders, claims.check(expanded))
     found = deploy.run(model, date(2026, 12, 1), upstream_dir())
     assert [(f.level, f.check, f.object, f.message) for f in found] == []
 

@@ -21,7 +21,6 @@ from planner import claims, deploy
 from planner.charts import ChartRef, ChartSources, expand, render_chart
 from planner.charts.archive import ChartArchive, first_document
 from planner.charts.sources import PullError
-from planner.deploy import model as deploy_model
 from planner.deploy.crds import BUILT_IN_GROUPS
 from planner.engine.program import Registered
 from tests.conftest import (
@@ -160,7 +159,7 @@ def test_a_chart_not_found_offline_is_named_with_what_it_leaves_unchecked(tmp_pa
     run, (render,) = expand(run_components(program), sources)
     assert not render.rendered and "chart oci://example.invalid/charts/nothing 9.9.9 not found offline" in render.problems[0]
     assert "--pull" in render.problems[0]
-    model = deploy_model.build(run, [render], claims.check(run))
+    model = deploy.build(run, [render], claims.check(run))
     (finding,) = [f for f in deploy.run(model, date(2026, 12, 1), None) if f.check == "charts"]
     assert finding.level == "warning" and "nothing it creates was checked" in finding.message
 

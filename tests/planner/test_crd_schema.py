@@ -18,7 +18,7 @@ from planner.engine.values import kubernetes_object
 from planner.inputs import upstream
 from planner.kube.crd_cel import CelEngine
 from planner.kube.crd_files import CRDIndex, crd_index, load_crd, parse_crd
-from planner.kube.crd_schema import ValidationResult, validate
+from planner.kube.crd_schema import ValidationResult, validate, validate_object
 from tests.conftest import CUSTOM_RESOURCE_GROUPS, REPO, run_stack, stack_config
 
 GROUP = "example.com"
@@ -146,7 +146,7 @@ def test_an_index_finds_crds_by_group_and_kind(tmp_path):
     assert index.get("example.com", "Widget").scope == "Cluster"
     assert index.for_object({"apiVersion": "example.com/v1", "kind": "Gadget"}).kind == "Gadget"
     assert index.for_object({"apiVersion": "v1", "kind": "ConfigMap"}) is None
-    assert index.validate({"apiVersion": "apps/v1", "kind": "Deployment"}) is None
+    assert validate_object(index, {"apiVersion": "apps/v1", "kind": "Deployment"}) is None
     assert crd_index(tmp_path) is index, "cached while the folder is unchanged"
     assert CRDIndex.from_dir(tmp_path) is index
 
@@ -621,7 +621,7 @@ def custom_resources(index: CRDIndex, manifests: dict[str, dict]) -> dict[str, d
 
 
 def crd_failures(index: CRDIndex, manifests: dict[str, dict]) -> list[str]:
-    return [f"{name}: {e}" for name, obj in manifests.items() if (r := index.validate(obj)) is not None for e in r.errors]
+    return [f"{name}: {e}" for name, obj in manifests.items() if (r := validate_object(index, obj)) is not None for e in r.errors]
 
 
 @needs_upstream
@@ -730,7 +730,7 @@ def test_a_misspelled_field_is_an_unknown_field(index, rendered, kind, path, mis
     obj = rendered_sample(rendered, kind)
     parent = parent_of(obj, path)
     parent[misspelling] = parent.pop(path[-1])
-    result = index.validate(obj)
+    result = validate_object(index, obj)
     expected = f"{json_path((*path[:-1], misspelling))}: unknown field (not in the CRD schema; the API server prunes it)"
     assert expected in result.errors
 
@@ -740,5 +740,5 @@ def test_a_misspelled_field_is_an_unknown_field(index, rendered, kind, path, mis
 def test_a_wrong_value_is_refused_by_the_crd(index, rendered, kind, path, value, expected):
     obj = rendered_sample(rendered, kind)
     parent_of(obj, path)[path[-1]] = value
-    result = index.validate(obj)
+    result = validate_object(index, obj)
     assert any(expected in e for e in result.errors), result.errors

@@ -11,7 +11,6 @@ from pulumi_azure_native import containerservice
 
 from planner import claims, deploy
 from planner.cli import main
-from planner.deploy import model as deploy_model
 from planner.inputs.upstream import missing_reason, upstream_dir
 from tests.conftest import REPO, STACKS, expand_charts, planned_stack, run_components, run_stack, stack_config
 
@@ -20,7 +19,7 @@ AS_OF = date(2026, 12, 1)
 
 def findings_of(run, as_of: date = AS_OF) -> list[deploy.Finding]:
     run, renders = expand_charts(run)
-    model = deploy_model.build(run, renders, claims.check(run))
+    model = deploy.build(run, renders, claims.check(run))
     return deploy.run(model, as_of, upstream_dir())
 
 

@@ -4,7 +4,7 @@ stacks it plans (the gateway's router config and its key table, the stack's conf
 import subprocess
 import sys
 
-from tests.planner.imports import REPO, component_imports, is_core
+from tests.planner.imports import REPO, component_imports, cycles, is_core, module_graph
 
 ALLOWED = {
     "components.gateway.router_config": "the router config the request-path check and the plan report read",
@@ -43,3 +43,22 @@ def test_the_allowed_modules_are_pulumi_free():
     code = f"import importlib, sys\nfor m in {sorted(ALLOWED)!r}: importlib.import_module(m)\nprint(sorted(m for m in sys.modules if m.split('.')[0] == 'pulumi'))"
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_no_import_cycle_in_the_planner_or_the_pack():
+    """Not even one hidden by a function-level import: a package's ``__init__`` importing its modules counts."""
+    graph = module_graph("planner", "policies")
+    assert len(graph) > 80 and "planner.deploy.model" in graph["planner.deploy"], "the graph was read"
+    assert cycles(graph) == []
+
+
+def test_a_cycle_is_found_when_there_is_one():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_the_command_line_only_calls_the_plan_and_prints_it():
+    """Planning lives in planner.plan; the CLI parses arguments, calls ``plan`` and prints and writes the result."""
+    planning = {"planner.analyzer", "planner.charts", "planner.claims", "planner.deploy", "planner.engine"}
+    imported = module_graph("planner")["planner.cli"]
+    assert "planner.plan" in imported
+    assert {m for m in imported if m.split(".")[:2] and ".".join(m.split(".")[:2]) in planning} == set()

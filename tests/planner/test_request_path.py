@@ -11,7 +11,6 @@ import pytest
 
 from planner import claims, deploy
 from planner.deploy import images, request_path
-from planner.deploy import model as deploy_model
 from planner.inputs.upstream import missing_reason, upstream_dir
 from tests.conftest import expand_charts, planned_stack, run_stack, stack_config
 
@@ -21,7 +20,7 @@ TENANT = "11111111-2222-3333-4444-555555555555"
 
 def planned(run):
     run, renders = expand_charts(run)
-    return deploy_model.build(run, renders, claims.check(run))
+    return deploy.build(run, renders, claims.check(run))
 
 
 def blockers(model, check: str) -> list[deploy.Finding]:

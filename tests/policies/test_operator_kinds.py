@@ -20,6 +20,7 @@ import yaml
 
 from planner.inputs.upstream import crds_dir, missing_reason
 from planner.kube.crd_files import crd_index
+from planner.kube.crd_schema import validate_object
 from planner.scan import scan_all
 from policies.manifests import (
     TEMPLATE_KINDS,
@@ -194,7 +195,7 @@ def test_fixture_against_crd(kind):
         return
     group = obj["apiVersion"].split("/")[0]
     assert index.path(group, obj["kind"]).name == crd
-    result = index.validate(obj)
+    result = validate_object(index, obj)
     assert result is not None and result.errors == []
 
 

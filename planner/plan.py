@@ -1,0 +1,111 @@
+"""The offline plan of a stack, as one pipeline: read the stack file, run its program under the mocks, render its
+charts with Helm, run the policy pack, check the DRA claims, simulate the apply. ``plan`` returns everything it
+found as a ``Plan``; the command line only prints it (``report.sections``) and writes it (``report.artifacts``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from components.core.errors import ConfigError
+from planner import analyzer, charts, claims, deploy
+from planner.deploy import crds as deploy_crds
+from planner.engine import program as engine
+from planner.inputs import stackfile
+from planner.inputs.upstream import upstream_dir
+from planner.report import gateway as gateway_report
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    as_of: date
+    """The date lifecycle checks judge retirements on."""
+    policy_config: dict[str, Any] = field(default_factory=dict)
+    """The policy pack's config, as ``--policy-pack-config`` gives it (rule -> settings)."""
+    upstream: Path | None = None
+    """The pinned upstream data (CRDs, chart archives); None: ``$AKS_GPU_UPSTREAM``, else ``../shared/upstream``."""
+    charts: tuple[str, ...] = ()
+    """Folders of chart archives to render from first (``--charts``)."""
+    pull: bool = False
+    """Pull a chart found nowhere offline into the chart cache."""
+
+
+@dataclass
+class Plan:
+    stack: stackfile.StackFile
+    options: PlanOptions
+    upstream: Path | None
+    run: engine.ProgramRun
+    """What the program registered, each chart's children added as a preview registers them."""
+    renders: list[charts.ChartRender]
+    verdicts: list[analyzer.Verdict]
+    exempted: list[Any]
+    claims: list[claims.Verdict]
+    model: deploy.DeployModel
+    findings: list[deploy.Finding]
+    gateway: dict[str, Any]
+    unchecked_crds: list[str]
+    snapshot_notes: list[str]
+    seconds: float = 0.0
+
+    @property
+    def mandatory(self) -> list[analyzer.Verdict]:
+        return [v for v in self.verdicts if v.mandatory]
+
+    @property
+    def blockers(self) -> list[deploy.Finding]:
+        return [f for f in self.findings if f.level == "blocker"]
+
+    @property
+    def failed(self) -> bool:
+        """A mandatory policy violation, an unsatisfiable claim or a deploy blocker: ``pulumi up`` would not work."""
+        return bool(self.mandatory or self.blockers or any(not v.satisfiable for v in self.claims))
+
+
+def plan(project_dir: Path, stack_name: str, options: PlanOptions, progress: Callable[[str], None] = lambda _: None) -> Plan:
+    """The whole offline plan of ``Pulumi.<stack_name>.yaml``; raises ConfigError for input the stack refuses."""
+    started = time.perf_counter()
+    stack = stackfile.read_stack(project_dir, stack_name)
+    progress(f"planning stack {stack.stack!r} of {stack.project!r} offline (Pulumi SDK mocks; no CLI, no cloud)")
+    if stack.placeholder_secrets:
+        progress(f"secrets not in {stack.path.name}, planned with placeholders: {', '.join(stack.placeholder_secrets)}")
+    upstream = options.upstream or upstream_dir()
+    run = _run_program(project_dir, stack)
+    progress("rendering the stack's Helm charts with Helm (helm template, else helm-python-sdk)")
+    sources = charts.ChartSources.configured(list(options.charts), upstream, options.pull, project_dir)
+    run, renders = charts.expand(run, sources)
+    progress(f"registered {len(run.resources)} resources; running the aks-gpu-guardrails policy pack")
+    verdicts = analyzer.analyze(run, options.policy_config)
+    claim_verdicts = claims.check(run)
+    model = deploy.build(run, renders, claim_verdicts)
+    return Plan(
+        stack=stack,
+        options=options,
+        upstream=upstream,
+        run=run,
+        renders=renders,
+        verdicts=verdicts,
+        exempted=analyzer.exemptions(run, options.policy_config),
+        claims=claim_verdicts,
+        model=model,
+        findings=deploy.run(model, options.as_of, upstream),
+        gateway=gateway_report.build(model, upstream),
+        unchecked_crds=deploy_crds.unchecked(model, upstream),
+        snapshot_notes=deploy_crds.snapshots(model, upstream),
+        seconds=time.perf_counter() - started,
+    )
+
+
+def _run_program(project_dir: Path, stack: stackfile.StackFile) -> engine.ProgramRun:
+    import pulumi
+
+    try:
+        return engine.run_program(project_dir, stack.project, stack.stack, stack.config, stack.secret_keys)
+    except pulumi.RunError as err:
+        # Components raise RunError subclasses for bad input: the message is the whole story.
+        raise ConfigError(f"{stack.path.name}: the stack program refused its input", [str(err)]) from None

@@ -1,0 +1,46 @@
+"""The printed plan: every section in order, from a ``planner.plan.Plan``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from planner.report import gateway, quota, sections, training
+from planner.report.tables import table
+
+if TYPE_CHECKING:
+    from planner.plan import Plan
+
+
+def plan_text(plan: Plan) -> str:
+    """What ``aks-gpu plan`` prints before the line naming the files it wrote."""
+    run, stack = plan.run, plan.stack
+    parts = [
+        f"Plan of stack '{stack.stack}' ({stack.path.name}) — offline, not a diff against live state\n\n",
+        sections.resources_by_type(run) + "\n\n",
+        "GPU pools\n" + sections.gpu_pools(run) + "\n\n",
+        "Monthly cost estimate\n" + sections.cost_estimate(run) + "\n\n",
+        quota.text(run, stack.stack, stack.config.get(f"{stack.project}:location")) + "\n\n",
+        training.text(run),
+        sections.model_fits(run) + sections.gateway_routes(run),
+        sections.claim_satisfiability(plan.claims),
+        sections.deployability(plan.findings, plan.renders, plan.options.as_of, plan.unchecked_crds, plan.snapshot_notes)
+        + "\n\n",
+        gateway.text(plan.gateway) + "\n\n",
+        verdicts_text(plan),
+    ]
+    return "".join(parts)
+
+
+def verdicts_text(plan: Plan) -> str:
+    """The policy verdicts and what the pack config accepts on purpose (node agents)."""
+    names = {r.urn: f"{r.type.rsplit(':', 1)[-1]} {r.name}" for r in plan.run.resources}
+    mandatory = len(plan.mandatory)
+    lines = [
+        f"Policy verdicts (aks-gpu-guardrails): {mandatory} mandatory, {len(plan.verdicts) - mandatory} advisory, "
+        f"{len(plan.exempted)} exempted (node agents the pack config accepts)"
+    ]
+    rows = [[v.enforcement, v.policy, names.get(v.urn, v.urn or "stack"), v.message] for v in plan.verdicts]
+    rows += [["exempted", e.rule, names.get(e.urn, e.urn), f"{e.message}: {e.why}"] for e in plan.exempted]
+    if rows:
+        lines.append(table(["level", "rule", "where", "finding"], rows))
+    return "\n".join(lines) + "\n"
