@@ -5,7 +5,7 @@ STACK ?= dev
 # Tests and lint write nothing into the checkout: bytecode goes to the temp folder.
 export PYTHONPYCACHEPREFIX ?= $(or $(TMPDIR),/tmp)/aks-gpu-inference-pycache
 
-.PHONY: plan test lint format snapshots bench clean
+.PHONY: plan test test-fast lint format snapshots bench clean
 
 $(BIN)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	python3 -m venv $(VENV)
@@ -16,8 +16,11 @@ plan: $(BIN)/.installed  ## offline plan of a stack (default dev) into out/$(STA
 	$(BIN)/aks-gpu plan $(STACK)
 
 test: $(BIN)/.installed lint  ## lint, format check and the whole test suite
-	$(BIN)/python -m pytest -q; status=$$?; \
+	$(BIN)/python -m pytest -q -n 2; status=$$?; \
 	if [ $$status -eq 5 ]; then echo "pytest collected no tests: treating as a failure"; exit 1; fi; exit $$status
+
+test-fast: $(BIN)/.installed  ## the fast lane (under a minute): everything but whole-stack plans and chart renders
+	$(BIN)/python -m pytest -q -x -n 2 -m "not slow"
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .

@@ -132,6 +132,31 @@ def render_pinned(chart: str, version: str, values: dict, release: str, namespac
     return render_chart(Registered(urn, kind, release, None, True, inputs), chart_sources(), namespace)
 
 
+SLOW_MODULES = {
+    # Whole stacks planned through the command line, or every chart of every stack rendered by Helm.
+    "tests/test_snapshots.py",
+    "tests/test_fuzz.py",
+    "tests/test_consumer_example.py",
+    "tests/test_stack_input_errors.py",
+    "tests/planner/test_plan_cli.py",
+    "tests/planner/test_policy_verdicts.py",
+    "tests/planner/test_charts.py",
+    "tests/planner/test_deployability.py",
+    "tests/planner/test_request_path.py",
+    "tests/planner/test_crd_schema.py",
+    "tests/components/test_custom_resources.py",
+    "tests/components/test_distributed_training.py",
+}
+"""Modules ``make test-fast`` leaves out (``-m "not slow"``): the fast lane keeps the pure functions, the components
+under mocks and the policies; ``make test`` runs everything."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if Path(str(item.path)).relative_to(REPO).as_posix() in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture
 def dev_config() -> dict:
     return stack_config("dev")

@@ -250,7 +250,9 @@ def test_rayjob_runs_in_the_rdma_namespace_after_gates_operator_account_and_gran
 def test_rayjob_without_gates_does_not_wait_for_any():
     _, run = build({"name": "ungated"}, gates=False)
     assert not [r for r in run.resources if "QualificationGates" in r.type]
-    assert one(run, "ray.io/v1:RayJob").options["dependsOn"]
+    waits = set(one(run, "ray.io/v1:RayJob").options["dependsOn"])
+    assert not [u for u in waits if "QualificationGates" in u or ":batch/v1:Job::" in u], waits
+    assert urn_of(run, "helm.sh/v4:Chart", "train-kuberay") in waits, "it still waits for the operator's chart"
 
 
 def test_job_entrypoint_image_runtime_env_and_retries_are_the_args():
@@ -315,8 +317,7 @@ def test_head_and_submitter_stay_on_the_cpu_pool_restricted(scenario_b):
     pod = head["template"]["spec"]
     assert pod["nodeSelector"] == PLATFORM and "tolerations" not in pod
     (container,) = pod["containers"]
-    assert container["resources"] == {"requests": {"cpu": "2", "memory": "8Gi"}, "limits": {"memory": "8Gi"}}
-    assert not any("gpu" in key for key in container["resources"]["requests"])
+    assert container["resources"] == {"requests": {"cpu": "2", "memory": "8Gi"}, "limits": {"memory": "8Gi"}}, "no GPU"
     assert pod["securityContext"]["runAsNonRoot"] is True and container["securityContext"]["capabilities"] == {"drop": ["ALL"]}
     assert head["template"]["metadata"]["labels"]["azure.workload.identity/use"] == "true", "the driver writes run state too"
     submitter = ray_job(run)["spec"]["submitterPodTemplate"]["spec"]
@@ -401,7 +402,7 @@ def test_outputs_and_cost_attribute(scenario_b):
     assert training.status_command.startswith(f"kubectl -n {NAMESPACE} get rayjob frontier-ft")
     assert training.cost == training_cost(DistributedTrainingArgs(**SCENARIO_B), catalog.get_sku(H100))
     component = one(run, "aks-gpu:index:DistributedTraining")
-    assert component.name == "train"
+    assert one(run, "ray.io/v1:RayJob").parent == component.urn
 
 
 # ---- validated the way the API server and the policy pack see it ---------------------------------

@@ -326,8 +326,9 @@ def test_the_deployer_can_sign_in_by_default():
 def test_a_workspace_nobody_can_sign_in_to_is_refused():
     with pytest.raises(ValueError, match="nobody can sign in"):
         ManagedGrafanaArgs(workspace_name="grafana-test", grant_deployer_admin=False)
-    args = ManagedGrafanaArgs(workspace_name="grafana-test", grant_deployer_admin=False, admin_principal_ids=[ADMIN])
-    assert args.admin_principal_ids == [ADMIN]
+    _, run = build({"workspace_name": "grafana-test", "grant_deployer_admin": False, "admin_principal_ids": [ADMIN]})
+    assignments = {r.name for r in of_type(run, "authorization:RoleAssignment")}
+    assert assignments == {"grafana-monitoring-reader", f"grafana-admin-{ADMIN}"}, "the admin signs in, not the deployer"
 
 
 def one_named(run, name: str) -> dict:

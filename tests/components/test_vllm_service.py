@@ -680,10 +680,8 @@ def test_replicas_scale_in_slowly_and_to_zero_after_the_cooldown(request, built)
     _, run = request.getfixturevalue(built)
     spec = kubernetes_object(one(run, "ScaledObject"))["spec"]
     assert spec["cooldownPeriod"] == 600
+    # The scale-in window is at least the cooldown; no scaleUp: scale-out keeps the HPA's immediate default.
     assert spec["advanced"] == {"horizontalPodAutoscalerConfig": {"behavior": {"scaleDown": {"stabilizationWindowSeconds": 600}}}}
-    behavior = spec["advanced"]["horizontalPodAutoscalerConfig"]["behavior"]
-    assert behavior["scaleDown"]["stabilizationWindowSeconds"] >= spec["cooldownPeriod"]
-    assert "scaleUp" not in behavior, "scale-out keeps the HPA's immediate default"
 
 
 def test_scaler_query_selects_only_this_services_pods(autoscaled_build):
