@@ -24,8 +24,13 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 def first_document(text: str) -> str | None:
     """The text of the first YAML document of a multi-document stream; None when there is only one."""
-    starts = [e.start_mark.index for e in yaml.parse(text, Loader=_LOADER) if isinstance(e, yaml.DocumentStartEvent)]
-    return text[: starts[1]] if len(starts) > 1 else None
+    starts = 0
+    for event in yaml.parse(text, Loader=_LOADER):  # events come one by one: stop at the second document
+        if isinstance(event, yaml.DocumentStartEvent):
+            starts += 1
+            if starts == 2:
+                return text[: event.start_mark.index]
+    return None
 
 
 @dataclass(frozen=True, eq=False)

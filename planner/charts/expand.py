@@ -16,6 +16,7 @@ does:
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from planner.charts import helm, hook_needs
@@ -56,16 +57,19 @@ def render_chart(resource: Registered, sources: ChartSources, namespace: str) ->
         render.problems.append(f"chart {ref.where} {ref.version} not found offline (looked in {sources.describe()})")
         return render
     render.archive, render.caveat = archive.origin, snapshot_note(archive.origin)
-    try:
-        documents = helm.render(archive.as_helm3(), values, release, namespace, use)
-    except helm.RenderError as err:
-        render.problems.append(f"Helm refuses to render it with these values: {err}")
-        return render
-    render.source = use
-    render.values_problems = chart_values.unread(archive, values)
-    _apply_pulumi_semantics(render, documents, skip_crds=bool(inputs.get("skipCrds")), archive=archive)
-    if archive.multi_document_values:
-        render.helm4 = _helm4_differences(render, archive, values)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="helm4") as side:
+        # Helm 4's reading is rendered beside Helm 3's, not after it (loading a 41-document values.yaml is slow).
+        helm4 = side.submit(_helm4_render, archive, values, release, namespace) if archive.multi_document_values else None
+        try:
+            documents = helm.render(archive.as_helm3(), values, release, namespace, use)
+        except helm.RenderError as err:
+            render.problems.append(f"Helm refuses to render it with these values: {err}")
+            return render
+        render.source = use
+        render.values_problems = chart_values.unread(archive, values)
+        _apply_pulumi_semantics(render, documents, skip_crds=bool(inputs.get("skipCrds")), archive=archive)
+        if helm4 is not None:
+            render.helm4 = _helm4_differences(render, helm4.result())
     return render
 
 
@@ -108,16 +112,20 @@ def _key(obj: dict[str, Any]) -> tuple[str, str, str]:
     return (str(obj.get("kind")), str(metadata.get("namespace") or ""), str(metadata.get("name", "")))
 
 
-def _helm4_differences(render: ChartRender, archive: ChartArchive, values: dict[str, Any]) -> list[str]:
-    """What Helm 4, which merges every document of a multi-document ``values.yaml``, would render otherwise."""
+def _helm4_render(archive: ChartArchive, values: dict[str, Any], release: str, namespace: str) -> list[helm.Document] | str:
+    """The chart as Helm 4 renders it (every document of its values.yaml merged), or why it could not be."""
     try:
-        documents = helm.render(archive.data, values, render.release, render.namespace, "helm-python-sdk")
+        return helm.render(archive.data, values, release, namespace, "helm-python-sdk")
     except ImportError:
-        return [
-            f"{', '.join(archive.multi_document_values)} has several YAML documents; Helm 4's render not compared (no helm-python-sdk)"
-        ]
+        return f"{', '.join(archive.multi_document_values)} has several YAML documents; Helm 4's render not compared (no helm-python-sdk)"
     except helm.RenderError as err:
-        return [f"Helm 4 refuses to render it: {err}"]
+        return f"Helm 4 refuses to render it: {err}"
+
+
+def _helm4_differences(render: ChartRender, documents: list[helm.Document] | str) -> list[str]:
+    """What Helm 4, which merges every document of a multi-document ``values.yaml``, would render otherwise."""
+    if isinstance(documents, str):
+        return [documents]
     helm3 = {_key(o): o for o in render.objects}
     helm4 = {}
     for doc in documents:
@@ -179,8 +187,14 @@ def chart_resources(run: ProgramRun) -> list[Registered]:
 
 
 def render_charts(run: ProgramRun, sources: ChartSources) -> list[ChartRender]:
+    """Every chart of the run rendered, in the run's order. Helm runs outside the GIL (Go behind ctypes, or a
+    helm process), so the charts render side by side: a plan waits for the slowest, not for their sum."""
     providers = _provider_namespaces(run)
-    return [render_chart(r, sources, release_namespace(r, providers)) for r in chart_resources(run)]
+    resources = chart_resources(run)
+    if len(resources) < 2:
+        return [render_chart(r, sources, release_namespace(r, providers)) for r in resources]
+    with ThreadPoolExecutor(max_workers=min(4, len(resources)), thread_name_prefix="helm") as pool:
+        return list(pool.map(lambda r: render_chart(r, sources, release_namespace(r, providers)), resources))
 
 
 def type_token(obj: dict[str, Any]) -> str:

@@ -8,9 +8,10 @@ components: a program that only imports them never renders a chart.
 
 from __future__ import annotations
 
-import copy
+import contextlib
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import tempfile
@@ -44,7 +45,30 @@ class Document:
 
 
 def _documents(source: str, text: str) -> list[Document]:
-    return [Document(source, d) for d in yaml.load_all(text, Loader=_LOADER) if isinstance(d, dict) and d.get("kind")]
+    return [Document(source, d) for d in _parsed(text) if isinstance(d, dict) and d.get("kind")]
+
+
+_BIG = 16 * 1024
+"""A YAML text this large (CRDs: the Ray ones are 1-1.4 MB each, Envoy Gateway's 20 are 10-1,300 KB) is parsed once
+per machine: building Python objects from a megabyte takes most of a second under PyYAML, reading the same data
+back as JSON a few milliseconds. The parsed documents are kept beside the chart cache, by the text's sha256."""
+
+
+def _parsed(text: str) -> list[Any]:
+    if len(text) < _BIG:
+        return list(yaml.load_all(text, Loader=_LOADER))
+    from .sources import default_cache
+
+    cached = default_cache().parent / "parsed" / f"{hashlib.sha256(text.encode()).hexdigest()}.json"
+    with contextlib.suppress(OSError, ValueError):
+        return json.loads(cached.read_text())
+    documents = list(yaml.load_all(text, Loader=_LOADER))
+    with contextlib.suppress(OSError, TypeError, ValueError):  # an unwritable cache, a value JSON cannot hold
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        partial = cached.with_suffix(f".{os.getpid()}.partial")
+        partial.write_text(json.dumps(documents))
+        partial.replace(cached)
+    return documents
 
 
 def backend() -> str:
@@ -62,8 +86,8 @@ def render(data: bytes, values: dict[str, Any], release: str, namespace: str, us
     """Every document Helm renders from the archive ``data`` (templates, hooks, and the CRDs of enabled charts).
 
     The same archive, values, release and namespace render the same objects, so a process renders each once
-    (ai-gateway-helm alone takes about a second: it generates its webhook CA and certificate at every render);
-    each caller gets its own copy to change."""
+    (ai-gateway-helm alone takes about a second: it generates its webhook CA and certificate at every render).
+    Callers must not change the documents (``expand`` copies what it changes)."""
     use = use or backend()
     key = (hashlib.sha256(data).hexdigest(), json.dumps(values, sort_keys=True, default=str), release, namespace, use)
     if key not in _RENDERED:
@@ -71,7 +95,7 @@ def render(data: bytes, values: dict[str, Any], release: str, namespace: str, us
             _RENDERED.pop(next(iter(_RENDERED)))
         run = _with_binary if use == "helm template" else _with_sdk
         _RENDERED[key] = run(data, values, release, namespace)
-    return copy.deepcopy(_RENDERED[key])
+    return _RENDERED[key]
 
 
 _RENDERED: dict[tuple[str, ...], list[Document]] = {}

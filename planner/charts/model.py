@@ -106,9 +106,10 @@ class ChartRender:
 def with_namespace(obj: dict[str, Any], namespace: str, cluster_kinds: set[str] | frozenset[str] = frozenset()) -> dict[str, Any]:
     """Pulumi's Chart puts namespaced objects that name no namespace into the release namespace.
 
-    ``cluster_kinds``: custom kinds the chart's CRDs declare cluster-scoped."""
-    metadata = obj.setdefault("metadata", {})
+    ``cluster_kinds``: custom kinds the chart's CRDs declare cluster-scoped. ``obj`` is left as it is (Helm's
+    renders are shared); an object that gains its namespace is a copy."""
+    metadata = obj.get("metadata") or {}
     kind = obj.get("kind")
     if kind not in CLUSTER_SCOPED and kind not in cluster_kinds and not metadata.get("namespace") and kind != "List":
-        metadata["namespace"] = namespace
+        return {**obj, "metadata": {**metadata, "namespace": namespace}}
     return obj
