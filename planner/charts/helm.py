@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -130,8 +131,16 @@ def _with_binary(data: bytes, values: dict[str, Any], release: str, namespace: s
         done = subprocess.run([*command, "--values", str(values_file)], capture_output=True, text=True, timeout=300, check=False)
     if done.returncode != 0:
         raise RenderError((done.stderr.strip().splitlines() or ["helm template failed"])[-1])
-    found = []
-    for chunk in done.stdout.split("\n---\n"):
-        source = next((line[len(SOURCE_PREFIX) :] for line in chunk.splitlines() if line.startswith(SOURCE_PREFIX)), "")
+    return stream_documents(done.stdout)
+
+
+def stream_documents(stream: str) -> list[Document]:
+    """The documents of ``helm template`` output, each with the file its ``# Source:`` line names. A source line
+    names every document up to the next one: a CRD file that itself starts with ``---`` follows its source line
+    as a document of its own."""
+    found, source = [], ""
+    for chunk in re.split(r"^---[ \t]*$", stream, flags=re.M):
+        named = [line[len(SOURCE_PREFIX) :] for line in chunk.splitlines() if line.startswith(SOURCE_PREFIX)]
+        source = named[-1] if named else source
         found += _documents(source, chunk)
     return found

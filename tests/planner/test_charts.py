@@ -271,3 +271,43 @@ def test_archive_reads_subcharts_and_their_templates():
     assert operator.name == "dynamo-operator" and any(t.endswith("operator-config.yaml") for t in operator.templates)
     assert found.charts[""].aliases["dynamo-operator"] == "dynamo-operator"
     assert yaml.safe_load(found.text("Chart.yaml"))["name"] == "dynamo-platform"
+
+
+FAKE_HELM = """#!{python}
+# Stands in for the helm binary's `template` command: the same Go SDK, printed as `helm template --include-crds`
+# prints (a `---` and a `# Source:` line before each document, CRDs first).
+import sys, yaml, helm_python
+args = sys.argv[1:]
+assert args[0] == "template", args
+release, archive = args[1], args[2]
+namespace = args[args.index("--namespace") + 1]
+values = yaml.safe_load(open(args[args.index("--values") + 1])) or {{}}
+with helm_python.Chart.load(archive) as chart:
+    rendered = chart.render(values, name=release, namespace=namespace, is_install=True)
+    crds = chart.crds
+for crd in crds:
+    print("---\\n# Source: " + crd["filename"] + "\\n" + crd["data"])
+for path, text in sorted(rendered.items()):
+    if not path.endswith("NOTES.txt"):
+        for doc in text.split("\\n---\\n"):
+            if doc.strip():
+                print("---\\n# Source: " + path + "\\n" + doc.strip("-\\n"))
+"""
+
+
+def test_a_helm_binary_on_the_path_is_used_and_its_stream_read(tmp_path, monkeypatch):
+    import sys
+
+    from planner.charts import helm
+
+    fake = tmp_path / "bin" / "helm"
+    fake.parent.mkdir()
+    fake.write_text(FAKE_HELM.format(python=sys.executable))
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:{__import__('os').environ['PATH']}")
+    assert helm.backend() == "helm template"
+    found = chart_sources().find(ChartRef("kuberay-operator", "1.7.0"))
+    by_binary = helm.render(found.data, {"singleNamespaceInstall": True, "watchNamespace": ["a"]}, "k", "ray")
+    by_sdk = helm.render(found.data, {"singleNamespaceInstall": True, "watchNamespace": ["a"]}, "k", "ray", "helm-python-sdk")
+    assert [(d.source, d.obj) for d in by_binary] == [(d.source, d.obj) for d in by_sdk]
+    assert sum(d.from_crds_folder for d in by_binary) == 4
