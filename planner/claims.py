@@ -24,6 +24,7 @@ from components.core.labels import (
     POOL_ANNOTATION,
     RDMA_DEVICE_CLASS,
 )
+from planner.azure.pools import agent_pool, aks_managed_gpus
 from planner.engine.program import ProgramRun
 from planner.engine.values import plain
 
@@ -197,10 +198,11 @@ def sim_pools(run: ProgramRun) -> list[SimPool]:
     gpu_driver = next((c for c in charts.values() if "dra-driver-nvidia-gpu" in str(c.get("chart", ""))), None)
     pools = []
     for r in run.resources:
-        if not r.type.startswith("azure-native:containerservice") or not r.type.endswith(":AgentPool"):
+        found = agent_pool(r)
+        if found is None:
             continue
-        inputs = plain(r.inputs)
-        name, vm_size = inputs.get("agentPoolName", r.name), inputs.get("vmSize")
+        name, inputs = found
+        vm_size = inputs.get("vmSize")
         if vm_size not in catalog.skus():
             continue
         sku = catalog.get_sku(vm_size)
@@ -211,7 +213,9 @@ def sim_pools(run: ProgramRun) -> list[SimPool]:
                 mig_profile=inputs.get("gpuInstanceProfile"),
                 # Without a chart in this stack the driver may be installed already: assume it runs where the hardware is.
                 dranet=sku.rdma and (dranet is None or _selects(dranet.get("values", {}), name)),
-                gpu_driver=gpu_driver is None or _selects(gpu_driver.get("values", {}).get("kubeletPlugin", {}), name),
+                # AKS's managed GPU experience serves GPUs through its device plugin; the DRA driver never runs there.
+                gpu_driver=not aks_managed_gpus(inputs)
+                and (gpu_driver is None or _selects(gpu_driver.get("values", {}).get("kubeletPlugin", {}), name)),
             )
         )
     return pools

@@ -99,7 +99,7 @@ def chart_sources() -> ChartSources:
     upstream = upstream_dir()
     if upstream is None or not (upstream / "chart-archives").is_dir():
         pytest.skip(f"no pinned chart archives: {missing_reason()}")
-    return ChartSources(folders=[], cache=upstream / "chart-archives", upstream_archives=None)
+    return ChartSources(folders=[], cache=upstream / "chart-archives", upstream_archives=None, upstream=upstream)
 
 
 def expand_charts(run: ProgramRun) -> tuple[ProgramRun, list[ChartRender]]:
@@ -138,6 +138,7 @@ SLOW_MODULES = {
     "tests/test_fuzz.py",
     "tests/test_consumer_example.py",
     "tests/test_stack_input_errors.py",
+    "tests/test_seed004_stack.py",
     "tests/planner/test_plan_cli.py",
     "tests/planner/test_policy_verdicts.py",
     "tests/planner/test_charts.py",

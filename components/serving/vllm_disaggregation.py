@@ -19,6 +19,10 @@ ROUTING_SIDECAR_IMAGE = "ghcr.io/llm-d/llm-d-routing-sidecar:v0.8.0"
 INFERENCEPOOL_CHART = "oci://registry.k8s.io/gateway-api-inference-extension/charts/inferencepool"
 INFERENCEPOOL_CHART_VERSION = "v1.3.1"
 """The Gateway API Inference Extension chart (InferencePool + endpoint picker), KAITO's pin."""
+INFERENCE_CRDS_URL = "https://github.com/kubernetes-sigs/gateway-api-inference-extension/releases/download/v1.3.1/manifests.yaml"
+"""The Inference Extension's CRDs (InferencePool and the x-k8s kinds), applied the way its guide applies them
+(``kubectl apply -f .../releases/download/<tag>/manifests.yaml``, site-src/guides/index.md at v1.3.1); the file is
+``kustomize build config/crd`` at the tag (Makefile ``artifacts``). The inferencepool chart ships no CRDs."""
 EPP_IMAGE = {"hub": "ghcr.io/llm-d", "name": "llm-d-inference-scheduler", "tag": "v0.8.0"}
 """llm-d's endpoint picker, which knows prefill/decode roles; upstream GAIE's EPP does not."""
 # Prefill/decode profiles keyed on the llm-d.ai/role label (llm-d P/D guide; verify plugin names

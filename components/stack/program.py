@@ -32,6 +32,7 @@ from ..gpu.rdma_network import RdmaNetwork
 from ..serving.dynamo_args import DynamoPlacement, DynamoSecrets
 from ..serving.dynamo_inference import DynamoInference
 from ..serving.kaito_workspace import KaitoWorkspace
+from ..serving.vllm_disaggregation import INFERENCE_CRDS_URL
 from ..serving.vllm_service import VllmService
 from ..serving.vllm_service_args import AzureServices, GpuPlacement, ScalingMonitor, VllmSecrets
 from ..training.distributed_training import DistributedTraining
@@ -189,16 +190,8 @@ def _serve_models(config: StackConfig, stack: Stack, group_name: pulumi.Input[st
         keda = WorkloadIdentity("keda", {"namespace": "kube-system", "service_account": "keda-operator"}, cluster=cluster.context)
         keda.grant("Monitoring Data Reader", stack.prometheus.workspace_id, "reads-prometheus")
         monitoring = ScalingMonitor(query_endpoint=stack.prometheus.query_endpoint, keda_client_id=keda.client_id)
-    owned = {ns for ns in (stack.rdma and stack.rdma.namespace, stack.dra and stack.dra.namespace) if ns}
-    namespaces = {}
-    for model in config.models:
-        if model.namespace not in owned and model.namespace not in namespaces:
-            # vLLM pods here run as non-root with no capabilities: the restricted profile admits them.
-            namespaces[model.namespace] = k8s.core.v1.Namespace(
-                f"namespace-{model.namespace}",
-                metadata=restricted_namespace(model.namespace),
-                opts=pulumi.ResourceOptions(provider=cluster.provider),
-            )
+    namespaces = _model_namespaces(config, stack)
+    inference_crds = _inference_crds(config, cluster.provider)
     for model in config.models:
         identity = None
         if model.source == "blob":
@@ -211,6 +204,10 @@ def _serve_models(config: StackConfig, stack: Stack, group_name: pulumi.Input[st
                 opts=pulumi.ResourceOptions(aliases=[pulumi.Alias(name=f"{model.name}-identity")]),
             )
         depends = [ns for name, ns in namespaces.items() if name == model.namespace]
+        if model.disaggregation and inference_crds:
+            depends.append(inference_crds)
+        if model.rdma and stack.gates and config.rdma.gates.pool == model.pool:
+            depends.append(stack.gates)  # seed 004 step 7: nothing is served before the gates pass on its nodes
         if identity:
             depends.append(store.grant_read(identity))
         stack.models[model.name] = VllmService(
@@ -224,6 +221,31 @@ def _serve_models(config: StackConfig, stack: Stack, group_name: pulumi.Input[st
         )
     pulumi.export("model_endpoints", {name: service.endpoint for name, service in stack.models.items()})
     pulumi.export("model_fits", {name: _fit_summary(service.fit) for name, service in stack.models.items()})
+
+
+def _model_namespaces(config: StackConfig, stack: Stack) -> dict[str, k8s.core.v1.Namespace]:
+    """The models' namespaces the stack creates (not those the RDMA network or the DRA driver own)."""
+    owned = {ns for ns in (stack.rdma and stack.rdma.namespace, stack.dra and stack.dra.namespace) if ns}
+    namespaces = {}
+    for model in config.models:
+        if model.namespace not in owned and model.namespace not in namespaces:
+            # vLLM pods here run as non-root with no capabilities: the restricted profile admits them.
+            namespaces[model.namespace] = k8s.core.v1.Namespace(
+                f"namespace-{model.namespace}",
+                metadata=restricted_namespace(model.namespace),
+                opts=pulumi.ResourceOptions(provider=stack.cluster.provider),
+            )
+    return namespaces
+
+
+def _inference_crds(config: StackConfig, provider: pulumi.ProviderResource) -> pulumi.Resource | None:
+    """One copy of the Inference Extension's CRDs for every prefill/decode model's InferencePool, applied from the
+    release manifest at the chart's version; a yaml.v2 ConfigFile registers each CRD as a child."""
+    if not any(m.disaggregation for m in config.models):
+        return None
+    return k8s.yaml.v2.ConfigFile(
+        "inference-extension-crds", file=INFERENCE_CRDS_URL, opts=pulumi.ResourceOptions(provider=provider)
+    )
 
 
 def _fit_summary(fit: FitResult) -> dict:

@@ -22,6 +22,7 @@ from typing import Any
 from planner.charts import helm, hook_needs
 from planner.charts import values as chart_values
 from planner.charts.archive import ChartArchive
+from planner.charts.config_files import CONFIG_FILE, render_config_file
 from planner.charts.model import CLUSTER_SCOPED, HOOK_ANNOTATION, ChartRender, Crd, Hook, with_namespace
 from planner.charts.sources import ChartRef, ChartSources, PullError
 from planner.engine.program import ProgramRun, Registered
@@ -183,7 +184,13 @@ def release_namespace(resource: Registered, providers: dict[str, str]) -> str:
 
 
 def chart_resources(run: ProgramRun) -> list[Registered]:
-    return [r for r in run.resources if r.type in CHART_TYPES]
+    return [r for r in run.resources if r.type in (*CHART_TYPES, CONFIG_FILE)]
+
+
+def _render(resource: Registered, sources: ChartSources, namespace: str) -> ChartRender:
+    if resource.type == CONFIG_FILE:
+        return render_config_file(resource, sources.upstream, sources.project_dir, namespace)
+    return render_chart(resource, sources, namespace)
 
 
 def render_charts(run: ProgramRun, sources: ChartSources) -> list[ChartRender]:
@@ -192,9 +199,9 @@ def render_charts(run: ProgramRun, sources: ChartSources) -> list[ChartRender]:
     providers = _provider_namespaces(run)
     resources = chart_resources(run)
     if len(resources) < 2:
-        return [render_chart(r, sources, release_namespace(r, providers)) for r in resources]
+        return [_render(r, sources, release_namespace(r, providers)) for r in resources]
     with ThreadPoolExecutor(max_workers=min(4, len(resources)), thread_name_prefix="helm") as pool:
-        return list(pool.map(lambda r: render_chart(r, sources, release_namespace(r, providers)), resources))
+        return list(pool.map(lambda r: _render(r, sources, release_namespace(r, providers)), resources))
 
 
 def type_token(obj: dict[str, Any]) -> str:

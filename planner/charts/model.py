@@ -100,7 +100,8 @@ class ChartRender:
 
     @property
     def label(self) -> str:
-        return f"chart {self.chart} {self.version} ({self.resource.name})"
+        what = "manifest" if self.resource.type == "kubernetes:yaml/v2:ConfigFile" else "chart"
+        return f"{what} {self.chart} {self.version} ({self.resource.name})".replace("  ", " ")
 
 
 def with_namespace(obj: dict[str, Any], namespace: str, cluster_kinds: set[str] | frozenset[str] = frozenset()) -> dict[str, Any]:

@@ -67,13 +67,15 @@ class ChartSources:
     upstream_archives: Path | None = None
     pull: bool = False
     project_dir: Path | None = None
+    upstream: Path | None = None
+    """The pinned upstream data, where release manifests (``config_files``) are read from."""
 
     @classmethod
     def configured(cls, charts: list[str] | None, upstream: Path | None, pull: bool, project_dir: Path | None) -> ChartSources:
         folders = [Path(c).expanduser() for c in charts or []]
         folders += [Path(p).expanduser() for p in os.environ.get(CHARTS_ENV, "").split(os.pathsep) if p]
         archives = upstream / "chart-archives" if upstream is not None else None
-        return cls(folders, default_cache(), archives if archives and archives.is_dir() else None, pull, project_dir)
+        return cls(folders, default_cache(), archives if archives and archives.is_dir() else None, pull, project_dir, upstream)
 
     def places(self) -> list[Path]:
         return [*self.folders, self.cache, *([self.upstream_archives] if self.upstream_archives else [])]

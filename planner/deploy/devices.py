@@ -1,5 +1,6 @@
 """What each node pool advertises: the GPU (or MIG) resources of the NVIDIA device plugin or GPU operator that
-would run there, as the scheduling checks need them."""
+would run there, or of the device plugin AKS itself runs on a pool with the managed GPU experience, as the
+scheduling checks need them."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ def advertise(model: DeployModel) -> None:
         sku = pool.sku
         if sku is None or sku.gpu_vendor != "nvidia":
             continue
-        served = operator or any(not selector_problems(spec, pool) for spec in plugin_specs)
+        served = pool.aks_managed_gpus or operator or any(not selector_problems(spec, pool) for spec in plugin_specs)
         if served:
             resource, per_node = sku.gpu_resource(pool.mig_profile)
             pool.extended[resource] = per_node

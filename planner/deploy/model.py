@@ -13,6 +13,7 @@ from typing import Any
 
 from components.core import catalog
 from components.core.labels import AGENTPOOL_LABEL, SPOT_LABEL, SPOT_TAINT
+from planner.azure.pools import agent_pool, aks_managed_gpus
 from planner.charts import CLUSTER_SCOPED, ChartRender, child_records
 from planner.engine.program import ProgramRun, Registered
 from planner.engine.values import plain
@@ -78,6 +79,11 @@ class NodePool:
     @property
     def sku(self) -> catalog.GpuSku | None:
         return catalog.skus().get(self.vm_size)
+
+    @property
+    def aks_managed_gpus(self) -> bool:
+        """AKS's managed GPU experience: AKS itself runs the device plugin (and DCGM) on these nodes."""
+        return aks_managed_gpus(self.props)
 
 
 def _pool(record: Registered, profile: dict[str, Any], location: str, where: str) -> NodePool:
@@ -205,6 +211,7 @@ def assemble(run: ProgramRun, charts: list[ChartRender], claims: list[Any] | Non
         if record.type.endswith("containerservice:ManagedCluster"):
             for index, profile in enumerate(plain(record.inputs).get("agentPoolProfiles") or []):
                 pools.append(_pool(record, profile, location, f"ManagedCluster {record.name} agentPoolProfiles[{index}]"))
-        elif record.type.endswith("containerservice:AgentPool"):
-            pools.append(_pool(record, plain(record.inputs), location, f"AgentPool {record.name}"))
+        elif (found := agent_pool(record)) is not None:
+            name, props = found
+            pools.append(_pool(record, {"name": name, **props}, location, f"{record.type.rsplit(':', 1)[-1]} {record.name}"))
     return DeployModel(run, charts, objects, pools, cluster, claims or [])

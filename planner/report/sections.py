@@ -7,6 +7,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from components.core import catalog
+from planner.azure.pools import agent_pool
 from planner.engine.program import ProgramRun
 from planner.engine.values import plain
 from planner.report.tables import table
@@ -27,12 +28,12 @@ class PoolLine:
 
 
 def pool_lines(run: ProgramRun) -> list[PoolLine]:
-    """Every agent pool of the plan (standalone AgentPools and the cluster's inline pools)."""
+    """Every agent pool of the plan (standalone AgentPools, AKS-managed GPU pools and the cluster's inline pools)."""
     lines = []
     for r in run.resources:
         inputs = plain(r.inputs)
-        if r.type.endswith("containerservice:AgentPool"):
-            profiles = [inputs | {"name": inputs.get("agentPoolName", r.name)}]
+        if (pool := agent_pool(r)) is not None:
+            profiles = [pool[1] | {"name": pool[0]}]
         elif r.type.endswith("containerservice:ManagedCluster"):
             profiles = inputs.get("agentPoolProfiles") or []
         else:

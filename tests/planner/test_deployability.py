@@ -11,6 +11,7 @@ from pulumi_azure_native import containerservice
 
 from planner import claims, deploy
 from planner.cli import main
+from planner.engine.program import Registered
 from planner.inputs.upstream import missing_reason, upstream_dir
 from tests.conftest import REPO, STACKS, expand_charts, planned_stack, run_components, run_stack, stack_config
 
@@ -78,13 +79,43 @@ def test_a_gpu_pod_on_a_pool_nothing_advertises_gpus_on_is_a_blocker():
 
 
 def test_a_custom_resource_without_its_crd_is_a_blocker():
-    config = stack_config("prod")
-    models = config["aks-gpu-inference:models"]
-    models.append({**models[0], "name": "llama-pd", "disaggregation": {"prefill_replicas": 1, "decode_replicas": 1}})
-    config["aks-gpu-inference:gpu_pools"][0]["count"] = 4
-    found = blockers(findings_of(run_stack(config)), "crds")
-    assert [f.object for f in found] == ["InferencePool llm-d-infra/llama-pd-inferencepool (chart inferencepool v1.3.1)"]
+    """A prefill/decode model brings the Inference Extension's CRDs (its InferencePool needs them); without that
+    manifest the InferencePool finds no CRD."""
+    run = run_stack(stack_config("llmd"), "llmd")
+    assert blockers(findings_of(run), "crds") == []
+    crds = next(r for r in run.resources if r.type == "kubernetes:yaml/v2:ConfigFile")
+    run.resources.remove(crds)
+    for record in run.resources:
+        record.options["dependsOn"] = [d for d in record.options.get("dependsOn", []) if d != crds.urn]
+    found = blockers(findings_of(run), "crds")
+    assert [f.object for f in found] == ["InferencePool llm-d-infra/llama-70b-inferencepool (chart inferencepool v1.3.1)"]
     assert "InferencePool.inference.networking.k8s.io" in found[0].message
+
+
+def test_the_inference_extension_crds_come_from_the_release_manifest_and_the_pool_waits_for_them():
+    run, renders = expand_charts(run_stack(stack_config("llmd"), "llmd"))
+    (manifest,) = [r for r in renders if r.resource.type == "kubernetes:yaml/v2:ConfigFile"]
+    assert manifest.rendered and manifest.label == "manifest manifests.yaml v1.3.1 (inference-extension-crds)"
+    assert sorted(c.kind for c in manifest.crds) == [
+        "InferenceModelRewrite",
+        "InferenceObjective",
+        "InferencePool",
+        "InferencePool",
+        "InferencePoolImport",
+    ]
+    children = [r for r in run.resources if r.parent == manifest.resource.urn]
+    assert len(children) == 5 and all(c.type.endswith(":CustomResourceDefinition") for c in children)
+    pool = next(r for r in renders if r.chart == "inferencepool")
+    assert manifest.resource.urn in pool.resource.options["dependsOn"]
+
+
+def test_a_manifest_not_at_hand_offline_is_named():
+    from planner.charts.config_files import render_config_file
+
+    urn = "urn:pulumi:test::aks-gpu-inference::kubernetes:yaml/v2:ConfigFile::x"
+    record = Registered(urn, "kubernetes:yaml/v2:ConfigFile", "x", None, False, {"file": "https://example.invalid/v9/a.yaml"})
+    render = render_config_file(record, None, None, "default")
+    assert not render.rendered and "not at hand offline" in render.problems[0]
 
 
 def test_a_custom_resource_from_an_add_on_that_is_off_is_a_blocker():

@@ -33,7 +33,14 @@ def test_every_stack_plans_and_writes_its_artifacts(planned):
         } <= types
         assert all({"type", "name", "parent", "inputs"} <= set(r) for r in resources)
         pools = [r for r in resources if r["type"].endswith(":AgentPool")]
-        gpu_pools = [r for r in pools if r["inputs"]["agentPoolName"] != "platform"]
+        # An AKS-managed GPU pool is the generic ARM resource (its preview API version is beyond the SDK's).
+        managed = [
+            r
+            for r in resources
+            if r["type"] == "azure-native:resources:Resource" and r["inputs"].get("resourceType") == "agentPools"
+        ]
+        gpu_pools = [r for r in pools if r["inputs"]["agentPoolName"] != "platform"] + managed
+        pools += managed
         assert gpu_pools and all(r["parent"].startswith("aks-gpu:index:GpuNodePool::") for r in gpu_pools)
         # The CPU pool for platform pods belongs to the cluster.
         assert [r["parent"] for r in pools if r not in gpu_pools] == [

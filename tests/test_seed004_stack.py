@@ -1,0 +1,65 @@
+"""Pulumi.llmd.yaml is seed 004: llm-d prefill/decode on two ND H100 v5 nodes with the AKS-managed GPU
+experience, InfiniBand NICs through DRANET, the six gates, and the Inference Extension's CRDs."""
+
+from __future__ import annotations
+
+from planner import claims
+from planner.engine.values import plain
+from tests.conftest import expanded_stack, planned_stack
+
+ENGINES = ("llama-70b-prefill", "llama-70b-decode")
+
+
+def _deployments() -> dict[str, dict]:
+    return {
+        r.inputs["metadata"]["name"]: plain(r.inputs)
+        for r in planned_stack("llmd").resources
+        if r.type == "kubernetes:apps/v1:Deployment" and r.inputs["metadata"]["name"] in ENGINES
+    }
+
+
+def test_the_gpu_pool_is_aks_managed_with_two_nd_h100_nodes():
+    (pool,) = [r for r in planned_stack("llmd").resources if r.type == "azure-native:resources:Resource"]
+    props = pool.inputs["properties"]
+    assert (pool.inputs["resourceType"], props["vmSize"], props["count"]) == ("agentPools", "Standard_ND96isr_H100_v5", 2)
+    assert props["gpuProfile"]["nvidia"] == {"managementMode": "Managed"} and props["nodeTaints"] == ["sku=gpu:NoSchedule"]
+
+
+def test_model_servers_request_gpus_from_the_device_plugin_and_all_nics_by_claim():
+    deployments = _deployments()
+    assert set(deployments) == set(ENGINES)
+    for deployment in deployments.values():
+        pod = deployment["spec"]["template"]["spec"]
+        (server,) = pod["containers"]
+        assert server["resources"]["limits"]["nvidia.com/gpu"] == 8 and server["resources"]["requests"]["nvidia.com/gpu"] == 8
+        assert pod["resourceClaims"] == [{"name": "rdma-nics", "resourceClaimTemplateName": "h100-rdma-full-node"}]
+        assert server["resources"]["claims"] == [{"name": "rdma-nics"}], "the NIC claim only, never a DRA GPU claim"
+        assert server["securityContext"]["capabilities"] == {"add": ["IPC_LOCK"], "drop": ["ALL"]}
+        assert server["securityContext"]["allowPrivilegeEscalation"] is False and not server["securityContext"].get("privileged")
+        assert {e["name"]: e.get("value") for e in server["env"]}["UCX_TLS"] == "rc_x,cuda_copy,cuda_ipc,self"
+        assert pod["nodeSelector"] == {"kubernetes.azure.com/agentpool": "h100"}
+
+
+def test_prefill_and_decode_never_share_a_node():
+    for deployment in _deployments().values():
+        (term,) = deployment["spec"]["template"]["spec"]["affinity"]["podAntiAffinity"][
+            "requiredDuringSchedulingIgnoredDuringExecution"
+        ]
+        assert term["topologyKey"] == "kubernetes.io/hostname"
+        assert term["labelSelector"]["matchLabels"] == {"app.kubernetes.io/instance": "llama-70b"}
+
+
+def test_the_decode_pods_run_llm_ds_routing_sidecar():
+    decode = _deployments()["llama-70b-decode"]["spec"]["template"]
+    (sidecar,) = decode["spec"]["initContainers"]
+    assert sidecar["restartPolicy"] == "Always" and sidecar["image"].startswith("ghcr.io/llm-d/llm-d-routing-sidecar:")
+    assert decode["metadata"]["labels"]["llm-d.ai/role"] == "decode"
+
+
+def test_the_nic_claims_are_satisfied_by_two_simulated_h100_nodes():
+    run, _ = expanded_stack("llmd")
+    verdicts = claims.check(run)
+    nics = [v for v in verdicts if v.device_class == "dranet.net"]
+    assert nics and all(v.satisfiable for v in verdicts), [(v.template, v.reason) for v in verdicts]
+    assert {v.template for v in nics} >= {"h100-rdma-full-node"}
+    assert all(v.pool == "h100" for v in nics)
