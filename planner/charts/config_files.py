@@ -52,7 +52,6 @@ def render_config_file(resource: Registered, upstream: Path | None, project_dir:
                 Crd(spec.get("group", ""), (spec.get("names") or {}).get("kind", ""), versions, spec.get("scope", "Namespaced"))
             )
         render.objects.append(with_namespace(doc.obj, namespace))
-    render.values_problems = []
     return render
 
 

@@ -155,7 +155,7 @@ def deployability(findings, renders, as_of, unchecked_crds=(), notes=()) -> str:
                 len(r.crds),
                 len(r.hooks),
                 r.source if r.rendered else "not rendered",
-                {True: "yes", None: "no"}[r.values_checked],
+                "n/a" if r.resource.type == "kubernetes:yaml/v2:ConfigFile" else {True: "yes", None: "no"}[r.values_checked],
             ]
             for r in renders
         ]
