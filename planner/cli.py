@@ -19,13 +19,15 @@ from components.core.errors import ConfigError
 
 # One meaning for every command: 0 clean; 1 mandatory violations, unsatisfiable claims or blockers (plan),
 # mandatory findings (scan), nothing fits (fit); 2 bad input (ConfigError, an unreadable file, argparse
-# errors); 3 an internal error (a bug: one line on stderr, the traceback with --debug).
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+# errors); 3 an internal error (a bug: one line on stderr, the traceback with --debug); 4 the stack program
+# raised an exception in its own code (plan: file, line and the exception).
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL, EXIT_PROGRAM = 0, 1, 2, 3, 4
 EXIT_CODES = """exit codes (every command):
   0  clean
   1  mandatory policy violations or unsatisfiable claims (plan), mandatory findings (scan), nothing fits (fit)
   2  bad input: invalid config or arguments, a file that cannot be read or parsed
-  3  internal error (a bug): one line on stderr; run with --debug for the traceback"""
+  3  internal error (a bug): one line on stderr; run with --debug for the traceback
+  4  the stack program raised an exception in its own code (plan): its file, line and the exception"""
 
 
 def _progress(message: str, quiet: bool) -> None:
@@ -293,6 +295,12 @@ def _run(args: argparse.Namespace) -> int:
         print(f"error: {where}{err.strerror or err}", file=sys.stderr)
         return EXIT_USAGE
     except Exception as err:
+        if type(err).__name__ == "ProgramError":  # planner.plan.ProgramError, not imported for the light commands
+            if args.debug:
+                traceback.print_exception(err.__cause__ or err)
+            hint = "" if args.debug else " (run with --debug for the traceback)"
+            print(f"error: the stack program raised an exception at {err}{hint}", file=sys.stderr)
+            return EXIT_PROGRAM
         if args.debug:
             traceback.print_exc()
         hint = "" if args.debug else " (run with --debug for the traceback)"

@@ -101,11 +101,42 @@ def plan(project_dir: Path, stack_name: str, options: PlanOptions, progress: Cal
     )
 
 
+class ProgramError(Exception):
+    """The stack program itself raised an exception, at a line of the project's own code (not the library's)."""
+
+    def __init__(self, where: str, err: BaseException):
+        self.where = where
+        super().__init__(f"{where}: {type(err).__name__}: {' '.join(str(err).split())}")
+
+
+LIBRARY = tuple(str(Path(__file__).resolve().parents[1] / p) for p in ("components", "planner", "policies"))
+"""Where this library's own code lives: an exception raised there is the library's, not the program's."""
+
+
 def _run_program(project_dir: Path, stack: stackfile.StackFile) -> engine.ProgramRun:
     import pulumi
 
     try:
         return engine.run_program(project_dir, stack.project, stack.stack, stack.config, stack.secret_keys)
     except pulumi.RunError as err:
-        # Components raise RunError subclasses for bad input: the message is the whole story.
-        raise ConfigError(f"{stack.path.name}: the stack program refused its input", [str(err)]) from None
+        # Components raise RunError subclasses for bad input: the message (component, argument, value) is the whole story.
+        raise ConfigError("a component of the stack program refused its arguments", [str(err)]) from None
+    except (ConfigError, KeyboardInterrupt):
+        raise
+    except Exception as err:
+        where = _program_line(err, project_dir)
+        if where is None:
+            raise  # the library's own failure: an internal error
+        raise ProgramError(where, err) from err
+
+
+def _program_line(err: BaseException, project_dir: Path) -> str | None:
+    """``file:line`` where the project's own code raised ``err``; None when it was raised in this library."""
+    tb = err.__traceback__
+    if tb is None:
+        return None
+    while tb.tb_next is not None:  # the frame that raised it
+        tb = tb.tb_next
+    raised_in, root = Path(tb.tb_frame.f_code.co_filename).resolve(), project_dir.resolve()
+    own = raised_in.is_relative_to(root) and not str(raised_in).startswith(LIBRARY)
+    return f"{raised_in.relative_to(root)}:{tb.tb_lineno}" if own else None

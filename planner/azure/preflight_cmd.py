@@ -49,7 +49,7 @@ def plan_asks(project_dir: Path, stack_name: str):
     try:
         run = engine.run_program(project_dir, stack.project, stack.stack, stack.config, stack.secret_keys)
     except pulumi.RunError as err:
-        raise ConfigError(f"{stack.path.name}: the stack program refused its input", [str(err)]) from None
+        raise ConfigError("a component of the stack program refused its arguments", [str(err)]) from None
     return preflight.stack_asks(run.resources, _region(run, stack.config, stack.project)), stack.config
 
 

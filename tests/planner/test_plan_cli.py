@@ -127,3 +127,26 @@ def test_help_for_every_command(capsys):
             main(argv)
         assert done.value.code == 0
     assert "out/<STACK>/" in capsys.readouterr().out
+
+
+def _project(tmp_path, program: str):
+    (tmp_path / "__main__.py").write_text(program)
+    (tmp_path / "Pulumi.yaml").write_text("name: mine\nruntime: python\n")
+    (tmp_path / "Pulumi.dev.yaml").write_text("config:\n  azure-native:location: eastus\n")
+    return ["plan", "dev", "--project-dir", str(tmp_path), "--out", str(tmp_path / "out"), "-q"]
+
+
+def test_an_exception_in_the_users_program_is_reported_as_theirs(tmp_path, capsys):
+    argv = _project(tmp_path, "import pulumi\n\nx = 1\nprint(undefined_name)\n")
+    assert main(argv) == 4
+    err = capsys.readouterr().err
+    assert "the stack program raised an exception at __main__.py:4: NameError: name 'undefined_name' is not defined" in err
+    assert "internal error" not in err and "Traceback" not in err
+
+
+def test_a_components_refusal_names_the_component_not_a_stack_file(tmp_path, capsys):
+    program = 'from components import AzureScope, AksCluster\n\nAksCluster("aks", {"name": "x", "tier": "Gold"}, scope=AzureScope("rg", "eastus"))\n'
+    assert main(_project(tmp_path, program)) == 2
+    err = capsys.readouterr().err
+    assert "a component of the stack program refused its arguments" in err and "AksCluster" in err and "tier" in err
+    assert "Pulumi.dev.yaml" not in err
