@@ -1,4 +1,5 @@
-"""The ``aks-gpu preflight`` command: plan the stack offline, ask Azure, print a verdict per item.
+"""The ``aks-gpu preflight`` command: find the subscription, sign in, plan the stack offline, ask Azure, print a
+verdict per item.
 
 Exit codes: 0 every item passes; 1 a shortfall (quota, size, zone, version or feature); 2 bad input
 (stack file, no subscription); 3 Azure could not be asked (no credentials, no network, an API error).
@@ -53,6 +54,17 @@ def plan_asks(project_dir: Path, stack_name: str):
     return preflight.stack_asks(run.resources, _region(run, stack.config, stack.project)), stack.config
 
 
+def _cannot_ask(err: Exception, what: str) -> str:
+    """One paragraph: what failed, the error's first line (DefaultAzureCredential's own runs to kilobytes, one
+    attempt per credential in its chain), and how to sign in."""
+    first = next((line.strip() for line in str(err).splitlines() if line.strip()), "")
+    first = first if len(first) <= 200 else first[:197] + "..."
+    return (
+        f"error: {what}: {type(err).__name__}: {first}\n"
+        "sign in with `az login` (or set the AZURE_* variables DefaultAzureCredential reads) and try again"
+    )
+
+
 def render(verdicts: list, facts: Any) -> str:
     from planner.report.tables import table
 
@@ -69,13 +81,21 @@ def run(args: argparse.Namespace, credential: Any = None, transport: Any = None)
     from planner.inputs import stackfile
 
     project_dir = stackfile.find_project_dir(Path(args.project_dir).resolve())
-    print(f"planning stack {args.stack!r} offline to see what it asks for", file=sys.stderr)
-    asks, config = plan_asks(project_dir, args.stack)
-    subscription = _subscription(args, config)
+    # What costs nothing first: the subscription, then a token, and only then the plan (tens of seconds).
+    subscription = _subscription(args, stackfile.read_stack(project_dir, args.stack).config)
     if credential is None:
         from azure.identity import DefaultAzureCredential
 
         credential = DefaultAzureCredential()
+    try:
+        credential.get_token("https://management.azure.com/.default")
+    except Exception as err:
+        if type(err).__module__.split(".")[0] != "azure":
+            raise
+        print(_cannot_ask(err, f"could not sign in to Azure for subscription {subscription}"), file=sys.stderr)
+        return EXIT_AZURE
+    print(f"planning stack {args.stack!r} offline to see what it asks for", file=sys.stderr)
+    asks, _config = plan_asks(project_dir, args.stack)
     print(f"asking Azure about subscription {subscription} in {asks.region}", file=sys.stderr)
     sizes = {p.vm_size for p in asks.pools}
     try:
@@ -83,10 +103,7 @@ def run(args: argparse.Namespace, credential: Any = None, transport: Any = None)
     except Exception as err:  # azure-core and azure-identity errors: credentials, network, API
         if type(err).__module__.split(".")[0] != "azure":
             raise
-        print(f"error: could not ask Azure: {type(err).__name__}: {' '.join(str(err).split())[:400]}", file=sys.stderr)
-        print(
-            "sign in with `az login` (or set the AZURE_* variables DefaultAzureCredential reads) and try again", file=sys.stderr
-        )
+        print(_cannot_ask(err, "could not ask Azure"), file=sys.stderr)
         return EXIT_AZURE
     verdicts = preflight.verdicts(asks, facts)
     print(render(verdicts, facts))

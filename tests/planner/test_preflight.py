@@ -128,3 +128,31 @@ def test_every_request_goes_to_the_replay_with_a_bearer_token():
 
 def test_normalised_family_names_match_across_spellings():
     assert quota.normalise("Standard NCASv3_T4 Family") == quota.normalise("standardNCASv3T4Family")
+
+
+def test_without_credentials_it_fails_before_planning_in_one_paragraph(capsys, monkeypatch):
+    from azure.core.exceptions import ClientAuthenticationError
+
+    class NoCredential:
+        def get_token(self, *_scopes, **_options):
+            chain = "\n".join(f"Attempt {i}: credential {i} unavailable, " + "details " * 40 for i in range(8))
+            raise ClientAuthenticationError("DefaultAzureCredential failed to retrieve a token.\n" + chain)
+
+    monkeypatch.setattr(preflight_cmd, "plan_asks", lambda *_: pytest.fail("planned before signing in"))
+    args = argparse.Namespace(stack="prod", subscription=SUBSCRIPTION, project_dir=str(REPO))
+    assert preflight_cmd.run(args, credential=NoCredential()) == preflight_cmd.EXIT_AZURE
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: could not sign in to Azure for subscription {SUBSCRIPTION}: ClientAuthenticationError:")
+    assert "az login" in err and len(err) < 500 and "Attempt 3" not in err
+
+
+def test_without_a_subscription_it_fails_before_signing_in(monkeypatch):
+    monkeypatch.delenv("AZURE_SUBSCRIPTION_ID", raising=False)
+
+    class Unused:
+        def get_token(self, *_scopes, **_options):
+            pytest.fail("signed in before the subscription was known")
+
+    args = argparse.Namespace(stack="prod", subscription=None, project_dir=str(REPO))
+    with pytest.raises(preflight_cmd.ConfigError, match="preflight needs the subscription"):
+        preflight_cmd.run(args, credential=Unused())
