@@ -99,7 +99,8 @@ def _plan(args: argparse.Namespace, project_dir: Path, out) -> int:
     print(plan_text(result))
     out.commit()
     print(
-        f"Wrote {out.target}: resources.json, outputs.json, policy.json, claims.json, {counts['kubernetes']} Kubernetes manifests, "
+        f"Wrote {out.target}: resources.json, outputs.json, policy.json, claims.json, gateway.json, deployability.json, "
+        f"{counts['kubernetes']} Kubernetes manifests, "
         f"{counts['azure']} Azure resources, graph.mmd/graph.dot ({result.seconds:.1f}s)"
     )
     return EXIT_FAILED if result.failed else EXIT_OK
@@ -165,10 +166,12 @@ def build_parser() -> argparse.ArgumentParser:
         "plan",
         help="run a stack's program offline and write what it would create to out/<stack>/",
         description=(
-            "Run the stack program under Pulumi's mocks with the config of Pulumi.<STACK>.yaml, then write "
-            "out/<STACK>/ (resources.json, outputs.json, kubernetes/*.yaml, azure/*.json, graph.mmd, graph.dot) "
-            "and print resources by type, GPU pools and a monthly list-price estimate. Values only the cloud "
-            "knows are written as <computed:...>; stack secrets as <secret:...>."
+            "Run the stack program under Pulumi's mocks with the config of Pulumi.<STACK>.yaml, render its Helm "
+            "charts with Helm, run the policy pack and simulate the apply, then write out/<STACK>/ (resources.json, "
+            "outputs.json, policy.json, claims.json, gateway.json, deployability.json, kubernetes/*.yaml, "
+            "azure/*.json, graph.mmd, graph.dot) and print resources by type, GPU pools, a monthly list-price "
+            "estimate, quota, claims, deployability and the policy verdicts. Values only the cloud knows are "
+            "written as <computed:...>; secrets as <secret>."
         ),
     )
     outdir_help = (  # planner/outdir.py
