@@ -21,8 +21,9 @@ def plain(value: Any) -> Any:
 
 
 def kubernetes_object(resource: Registered) -> dict[str, Any]:
-    """The manifest Pulumi would send to the API server for a Kubernetes resource."""
-    obj = {k: v for k, v in plain(resource.inputs).items() if not k.startswith("__")}
-    metadata = obj.setdefault("metadata", {})
-    metadata.setdefault("name", resource.name)
-    return obj
+    """The manifest Pulumi would send to the API server for a Kubernetes resource, in the usual key order
+    (``apiVersion``, ``kind``, ``metadata``, then the rest as the program gave them)."""
+    inputs = {k: v for k, v in plain(resource.inputs).items() if not k.startswith("__")}
+    metadata = inputs.get("metadata") or {}
+    first = {"apiVersion": inputs.get("apiVersion"), "kind": inputs.get("kind"), "metadata": {"name": resource.name, **metadata}}
+    return {**{k: v for k, v in first.items() if v is not None}, **{k: v for k, v in inputs.items() if k not in first}}
