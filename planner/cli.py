@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import re
 import signal
 import sys
 import traceback
@@ -21,13 +22,14 @@ from components.core.errors import ConfigError
 # mandatory findings (scan), nothing fits (fit); 2 bad input (ConfigError, an unreadable file, argparse
 # errors); 3 an internal error (a bug: one line on stderr, the traceback with --debug); 4 the stack program
 # raised an exception in its own code (plan: file, line and the exception).
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL, EXIT_PROGRAM = 0, 1, 2, 3, 4
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL, EXIT_PROGRAM, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
 EXIT_CODES = """exit codes (every command):
   0  clean
   1  mandatory policy violations or unsatisfiable claims (plan), mandatory findings (scan), nothing fits (fit)
   2  bad input: invalid config or arguments, a file that cannot be read or parsed
   3  internal error (a bug): one line on stderr; run with --debug for the traceback
-  4  the stack program raised an exception in its own code (plan): its file, line and the exception"""
+  4  the stack program raised an exception in its own code (plan): its file, line and the exception
+  130  interrupted (Ctrl-C), without a traceback"""
 
 
 def _progress(message: str, quiet: bool) -> None:
@@ -56,6 +58,8 @@ def parse_as_of(text: str | None) -> date:
     if not text:
         return date.today()
     try:
+        if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):  # fromisoformat also takes 20261201 and 2026-W48-2
+            raise ValueError(text)
         return date.fromisoformat(text)
     except ValueError:
         raise ConfigError("--as-of is invalid", [f"--as-of={text!r}: expected a date as YYYY-MM-DD"]) from None
@@ -290,6 +294,9 @@ def main(argv: list[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     try:
         return args.func(args)
+    except KeyboardInterrupt:  # Ctrl-C: a plan's staging folder is abandoned by cmd_plan, never half-moved in
+        print("error: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except ConfigError as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USAGE

@@ -72,6 +72,8 @@ def plan(project_dir: Path, stack_name: str, options: PlanOptions, progress: Cal
     started = time.perf_counter()
     stack = stackfile.read_stack(project_dir, stack_name)
     progress(f"planning stack {stack.stack!r} of {stack.project!r} offline (Pulumi SDK mocks; no CLI, no cloud)")
+    for warning in stack.warnings:
+        progress(f"warning: {warning}")
     if stack.placeholder_secrets:
         progress(f"secrets not in {stack.path.name}, planned with placeholders: {', '.join(stack.placeholder_secrets)}")
     upstream = options.upstream or upstream_dir()

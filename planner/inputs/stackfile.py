@@ -3,8 +3,9 @@ to a program (``project:key -> text``), the way the Pulumi CLI would."""
 
 from __future__ import annotations
 
+import difflib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from components.core.errors import ConfigError
@@ -22,6 +23,27 @@ class StackFile:
     secret_keys: list[str]
     placeholder_secrets: list[str]
     """Secret keys the stack file lacks; the plan uses marked placeholders for them."""
+    warnings: list[str] = field(default_factory=list)
+    """Keys in a namespace that is neither the project's nor a provider's: a program reads none of them."""
+
+
+PROVIDER_NAMESPACES = frozenset({"azure-native", "kubernetes", "pulumi", "azure", "random", "tls", "command"})
+"""Config namespaces Pulumi or a provider plugin reads; any other but the project's goes unread."""
+
+
+def namespace_warnings(project: str, config: dict[str, str], source: str) -> list[str]:
+    """One warning per config namespace nobody reads (``aks-gpu-inferance:gateway`` plans a stack without a gateway)."""
+    unread: dict[str, list[str]] = {}
+    for key in config:
+        namespace = key.split(":", 1)[0]
+        if namespace != project and namespace not in PROVIDER_NAMESPACES:
+            unread.setdefault(namespace, []).append(key)
+    return [
+        f"{source}: {', '.join(sorted(keys))} {'is' if len(keys) == 1 else 'are'} in namespace {namespace!r}, neither the "
+        f"project's ({project!r}) nor a provider's: the program never reads {'it' if len(keys) == 1 else 'them'}"
+        + (f" (did you mean {project!r}?)" if difflib.get_close_matches(namespace, [project], cutoff=0.8) else "")
+        for namespace, keys in sorted(unread.items())
+    ]
 
 
 def find_project_dir(start: Path) -> Path:
@@ -74,7 +96,8 @@ def read_stack(project_dir: Path, stack: str) -> StackFile:
     for full_key in secure_objects:
         config[full_key] = _client_placeholders(project, config, full_key)
     placeholders = add_secret_placeholders(project, config, secret_keys)
-    return StackFile(project_dir, project, stack, path, config, secret_keys, placeholders)
+    warnings = namespace_warnings(project, config, path.name)
+    return StackFile(project_dir, project, stack, path, config, secret_keys, placeholders, warnings)
 
 
 def add_secret_placeholders(project: str, config: dict[str, str], secret_keys: list[str]) -> list[str]:

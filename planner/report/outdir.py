@@ -3,9 +3,8 @@
 - A plan is written to a temporary folder beside the target and moved into place (``rename``) only
   when it is complete.
 - Every folder the planner writes carries the marker file ``MARKER``. The planner replaces only a
-  folder that carries it (or, from before the marker, holds nothing but plan artifacts:
-  ``PLAN_ENTRIES``), or an empty one; any other non-empty folder is refused (exit 2), so
-  ``--out .`` inside a checkout deletes nothing.
+  folder that carries it, or an empty one; any other non-empty folder is refused (exit 2), however
+  much it looks like a plan, so ``--out .`` inside a checkout deletes nothing.
 - A refused or failed plan leaves no previous plan that looks current: a marked folder holding an
   earlier plan is replaced by one holding only ``MARKER``, ``STALE`` (the reason) and a
   ``deployability.json`` of ``{"stale": true, "reason": ...}``; the earlier artifacts are deleted.
@@ -29,19 +28,10 @@ STALE = "STALE"
 MAX_REASON = 500
 
 
-PLAN_ENTRIES = frozenset(
-    {"resources.json", "outputs.json", "policy.json", "claims.json", "gateway.json", "deployability.json"}
-    | {"graph.mmd", "graph.dot", "graph.svg", "kubernetes", "azure"}
-)
-"""Everything a plan writes (``render.write_plan`` and ``cli``): a folder holding only these, with a
-``resources.json``, is a plan from before the marker existed."""
-
-
 def _is_marked(path: Path) -> bool:
-    if (path / MARKER).is_file():
-        return True
-    names = {entry.name for entry in path.iterdir()} if path.is_dir() else set()
-    return "resources.json" in names and names <= PLAN_ENTRIES
+    """Only the planner's own marker says a folder is a plan: files that look like plan artifacts
+    (a ``resources.json``, a ``graph.dot``, a ``kubernetes/`` folder) may be the user's own."""
+    return (path / MARKER).is_file()
 
 
 class PlanOutput:

@@ -16,6 +16,7 @@ def plan_text(plan: Plan) -> str:
     run, stack = plan.run, plan.stack
     parts = [
         f"Plan of stack '{stack.stack}' ({stack.path.name}) — offline, not a diff against live state\n\n",
+        "".join(f"warning: {w}\n" for w in stack.warnings) + ("\n" if stack.warnings else ""),
         sections.resources_by_type(run) + "\n\n",
         "GPU pools\n" + sections.gpu_pools(run) + "\n\n",
         "Monthly cost estimate\n" + sections.cost_estimate(run) + "\n\n",

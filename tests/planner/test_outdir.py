@@ -123,14 +123,14 @@ def test_plan_then_refused_plan_marks_the_default_folder_stale(checkout, capsys)
     assert sorted(p.name for p in (checkout / "out").iterdir()) == ["dev"]
 
 
-def test_a_plan_folder_from_before_the_marker_is_replaced(tmp_path):
+def test_a_folder_that_only_looks_like_a_plan_is_never_replaced(tmp_path):
+    """A user's folder with a resources.json, a graph.dot and a kubernetes/ folder is not a plan: no marker."""
     target = tmp_path / "dev"
     (target / "kubernetes").mkdir(parents=True)
-    for name in ("resources.json", "outputs.json", "graph.mmd"):
-        (target / name).write_text("old")
-    _write_plan(PlanOutput(target), "new")
-    assert sorted(p.name for p in target.iterdir()) == [MARKER, "resources.json"]
-    (target / MARKER).unlink()
-    (target / "notes.md").write_text("mine")
+    (target / "kubernetes" / "mine.yaml").write_text("kind: ConfigMap\n")
+    for name in ("resources.json", "graph.dot"):
+        (target / name).write_text("mine")
     with pytest.raises(ConfigError, match="--out is refused"):
         PlanOutput(target).prepare()
+    assert sorted(p.name for p in target.iterdir()) == ["graph.dot", "kubernetes", "resources.json"]
+    assert (target / "kubernetes" / "mine.yaml").read_text() == "kind: ConfigMap\n"

@@ -7,6 +7,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
+from components.core.errors import ConfigError
 from planner.cli import main
 from tests.conftest import REPO, STACKS, is_custom_resource
 
@@ -150,3 +151,22 @@ def test_a_components_refusal_names_the_component_not_a_stack_file(tmp_path, cap
     err = capsys.readouterr().err
     assert "a component of the stack program refused its arguments" in err and "AksCluster" in err and "tier" in err
     assert "Pulumi.dev.yaml" not in err
+
+
+@pytest.mark.parametrize("text", ["20261201", "2026-W48-2", "2026-12-1", "2026-12-01T00:00"])
+def test_as_of_takes_only_year_month_day(text):
+    from planner.cli import parse_as_of
+
+    with pytest.raises(ConfigError, match="expected a date as YYYY-MM-DD"):
+        parse_as_of(text)
+
+
+def test_ctrl_c_is_one_line_and_exit_130(monkeypatch, capsys):
+    import planner.cli as cli
+
+    def interrupted(_args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "cmd_fit", interrupted)
+    assert cli.main(["fit", "meta-llama/Llama-3.1-8B-Instruct"]) == 130
+    assert capsys.readouterr().err == "error: interrupted\n"

@@ -23,3 +23,18 @@ def test_a_missing_or_malformed_gateway_leaves_the_config_check_to_report_it(gat
     added = add_secret_placeholders(PROJECT, config, secret_keys)
     assert "gateway_client_keys" in added and json.loads(config[f"{PROJECT}:gateway_client_keys"]) == {}
     assert f"{PROJECT}:gateway_client_keys" in secret_keys
+
+
+def test_a_misspelt_config_namespace_is_a_warning_with_the_likely_name():
+    from planner.inputs.stackfile import namespace_warnings
+
+    config = {"aks-gpu-inferance:gateway": "{}", "azure-native:location": "eastus", "aks-gpu-inference:models": "[]"}
+    (warning,) = namespace_warnings("aks-gpu-inference", config, "Pulumi.dev.yaml")
+    assert warning.startswith("Pulumi.dev.yaml: aks-gpu-inferance:gateway is in namespace 'aks-gpu-inferance'")
+    assert warning.endswith("(did you mean 'aks-gpu-inference'?)")
+    other = namespace_warnings("aks-gpu-inference", {"vault:a": "1", "vault:b": "2"}, "Pulumi.dev.yaml")
+    assert other == [
+        "Pulumi.dev.yaml: vault:a, vault:b are in namespace 'vault', neither the project's ('aks-gpu-inference') nor a "
+        "provider's: the program never reads them"
+    ]
+    assert namespace_warnings("aks-gpu-inference", {"kubernetes:context": "x", "pulumi:tags": "{}"}, "f") == []
