@@ -63,6 +63,7 @@ class PlanOutput:
         self.check()
         missing = [p for p in [self.target.parent, *self.target.parent.parents] if not p.exists()]
         self._created = missing  # parents made only for this plan: removed again if it fails (deepest first)
+        self._clear_leftovers()
         try:
             self.target.parent.mkdir(parents=True, exist_ok=True)
             self.staging = Path(tempfile.mkdtemp(prefix=f".{self.target.name}.", suffix=".partial", dir=self.target.parent))
@@ -70,6 +71,17 @@ class PlanOutput:
             raise ConfigError("--out cannot be written", [f"{self.target.parent}: {err.strerror or err}"]) from None
         (self.staging / MARKER).write_text(MARKER_TEXT)
         return self.staging
+
+    def _clear_leftovers(self) -> None:
+        """Staging folders a killed plan left beside the target (``.<name>.<random>.partial`` or ``.stale``), when
+        they carry the marker: this planner's own, so the next plan removes them."""
+        parent = self.target.parent
+        if not parent.is_dir():
+            return
+        for leftover in parent.glob(f".{self.target.name}.*"):
+            ours = leftover.suffix in (".partial", ".stale") and not leftover.is_symlink() and _is_marked(leftover)
+            if ours:
+                shutil.rmtree(leftover, ignore_errors=True)
 
     def commit(self) -> None:
         """Move the complete plan in ``staging`` to ``target``, replacing an earlier plan there."""

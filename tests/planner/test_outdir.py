@@ -134,3 +134,16 @@ def test_a_folder_that_only_looks_like_a_plan_is_never_replaced(tmp_path):
         PlanOutput(target).prepare()
     assert sorted(p.name for p in target.iterdir()) == ["graph.dot", "kubernetes", "resources.json"]
     assert (target / "kubernetes" / "mine.yaml").read_text() == "kind: ConfigMap\n"
+
+
+def test_a_killed_plans_staging_folder_is_cleared_by_the_next_plan(tmp_path):
+    target = tmp_path / "dev"
+    killed = PlanOutput(target)
+    left = killed.prepare()  # then the process dies: no commit, no abandon
+    (left / "resources.json").write_text("half")
+    foreign = tmp_path / ".dev.mine.partial"
+    foreign.mkdir()
+    (foreign / "notes.md").write_text("mine")
+    _write_plan(PlanOutput(target), "new")
+    assert not left.exists(), "the planner's own leftover is gone"
+    assert (foreign / "notes.md").read_text() == "mine", "a folder without the marker is never touched"
