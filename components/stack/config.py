@@ -104,6 +104,32 @@ class ModelConfig(VllmServiceArgs):
     """Name of the GPU pool (in ``gpu_pools``) to run on. Required."""
 
 
+MAX_TAGS = 50
+"""Tag name/value pairs Azure accepts per resource (Azure Resource Manager "Use tags": limitations); the stack adds
+``managed-by`` to the user's."""
+MAX_TAG_NAME = 128
+"""Tag name length: 512 characters, but 128 for storage accounts, which the stack creates (same page)."""
+MAX_TAG_VALUE = 256
+FORBIDDEN_TAG_NAME = set("<>%&\\?/")
+"""Characters a tag name may not contain (same page)."""
+
+
+def tag_problems(tags: dict[str, str]) -> list[str]:
+    """What Azure would refuse at ``pulumi up`` in the stack's tags, each naming the tag."""
+    problems = []
+    if len(tags) > MAX_TAGS - 1:
+        problems.append(f"{len(tags)} tags: Azure takes at most {MAX_TAGS} per resource, and the stack adds managed-by")
+    for name, value in tags.items():
+        if len(name) > MAX_TAG_NAME:
+            problems.append(f"tag {name[:40]!r}...: names are at most {MAX_TAG_NAME} characters on storage accounts")
+        if FORBIDDEN_TAG_NAME & set(name):
+            bad = "".join(sorted(FORBIDDEN_TAG_NAME & set(name)))
+            problems.append(f"tag {name!r}: Azure refuses tag names with any of {bad!r}")
+        if len(value) > MAX_TAG_VALUE:
+            problems.append(f"tag {name!r}: its value has {len(value)} characters, Azure takes at most {MAX_TAG_VALUE}")
+    return problems
+
+
 class StackConfig(StrictModel):
     """One environment: where it runs, its cluster and its GPU pools."""
 
@@ -155,6 +181,14 @@ class StackConfig(StrictModel):
 
     tags: dict[str, str] = Field(default_factory=dict)
     """Azure tags applied to every resource that takes tags. Default none."""
+
+    @field_validator("tags")
+    @classmethod
+    def _check_tags(cls, tags: dict[str, str]) -> dict[str, str]:
+        problems = tag_problems(tags)
+        if problems:
+            raise ValueError("; ".join(problems))
+        return tags
 
     @field_validator("location")
     @classmethod

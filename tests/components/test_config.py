@@ -96,3 +96,26 @@ def test_a_gateway_may_route_to_dynamo_alone():
     with pytest.raises(ConfigError) as caught:
         parse_stack_config(config, "Pulumi.dynamo.yaml")
     assert "add at least one entry to models, or a dynamo section" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("tags", "expected"),
+    [
+        ({f"t{i}": "v" for i in range(50)}, "50 tags: Azure takes at most 50 per resource, and the stack adds managed-by"),
+        ({"cost/center": "x"}, "tag 'cost/center': Azure refuses tag names with any of '/'"),
+        ({"owner": "x" * 257}, "tag 'owner': its value has 257 characters, Azure takes at most 256"),
+        ({"n" * 129: "x"}, "names are at most 128 characters on storage accounts"),
+    ],
+)
+def test_tags_azure_would_refuse_are_refused_with_their_key_path(tags, expected):
+    config = project_keys(stack_config("dev"))
+    config["tags"] = tags
+    with pytest.raises(ConfigError) as caught:
+        parse_stack_config(config, "Pulumi.dev.yaml")
+    assert "tags" in str(caught.value) and expected in str(caught.value)
+
+
+def test_forty_nine_short_tags_are_accepted():
+    config = project_keys(stack_config("dev"))
+    config["tags"] = {f"t{i}": "v" * 256 for i in range(49)}
+    assert len(parse_stack_config(config).tags) == 49
