@@ -4,16 +4,27 @@ options its children are created with."""
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import pulumi
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from .core.errors import ConfigError, FieldProblem, validation_problems
 from .core.security import NODE_AGENT_LABELS
 
 PACKAGE = "aks-gpu"
 """Type-token package of every component: ``aks-gpu:index:<Component>``."""
+
+
+def _distinct_zones(zones: list[str]) -> list[str]:
+    repeated = sorted({z for z in zones if zones.count(z) > 1})
+    if repeated:
+        raise ValueError(f"zone {', '.join(repeated)} is listed more than once: name each zone once")
+    return zones
+
+
+AvailabilityZones = Annotated[list[Literal["1", "2", "3"]], AfterValidator(_distinct_zones)]
+"""The zones a pool spreads its nodes over, each once (AKS refuses a pool that names a zone twice)."""
 
 
 class StrictModel(BaseModel):

@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from .._base import StrictModel
+from .._base import AvailabilityZones, StrictModel
 from ..core.names import AKS_POOL_NAME, GUID
 
 _CLUSTER_NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9_-]{0,61}[A-Za-z0-9])?$")
@@ -36,7 +36,7 @@ class SystemPoolArgs(StrictModel):
     count: int = Field(2, ge=1, le=100)
     """Node count. Default 2 so that add-ons survive one node's upgrade or failure."""
 
-    availability_zones: list[Literal["1", "2", "3"]] = Field(default_factory=list)
+    availability_zones: AvailabilityZones = Field(default_factory=list)
     """Zones for the system nodes. Default none (any zone)."""
 
     spot: bool = False
@@ -67,7 +67,7 @@ class PlatformPoolArgs(StrictModel):
     max_count: int = Field(3, ge=1, le=100)
     """Most nodes the autoscaler adds. Default 3."""
 
-    availability_zones: list[Literal["1", "2", "3"]] = Field(default_factory=list)
+    availability_zones: AvailabilityZones = Field(default_factory=list)
     """Zones for the nodes. Default none (any zone)."""
 
     @model_validator(mode="after")

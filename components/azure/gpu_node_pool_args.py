@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from .._base import StrictModel
+from .._base import AvailabilityZones, StrictModel
 from ..core import catalog, vm_disks
 from ..core.errors import FieldProblem, FieldProblems
 from ..core.labels import GPU_TAINT, RDMA_LABEL, SPOT_TAINT
@@ -112,7 +112,7 @@ class GpuNodePoolArgs(StrictModel):
     """Label the pool as serving RDMA work (``aks-gpu-inference/rdma=true``). Default False. Requires
     an RDMA-capable ND size; the policy pack enforces the same."""
 
-    availability_zones: list[Literal["1", "2", "3"]] = Field(default_factory=list)
+    availability_zones: AvailabilityZones = Field(default_factory=list)
     """Zones for the nodes. Default none: GPU capacity is often in one zone only, and pinning a zone
     the region lacks fails the create."""
 

@@ -119,3 +119,12 @@ def test_forty_nine_short_tags_are_accepted():
     config = project_keys(stack_config("dev"))
     config["tags"] = {f"t{i}": "v" * 256 for i in range(49)}
     assert len(parse_stack_config(config).tags) == 49
+
+
+def test_a_zone_named_twice_is_refused_with_its_key_path():
+    config = project_keys(stack_config("prod"))
+    config["cluster"]["system_pool"]["availability_zones"] = ["1", "1", "2"]
+    with pytest.raises(ConfigError, match=r"cluster.system_pool.availability_zones=\['1', '1', '2'\]: zone 1 is listed more"):
+        parse_stack_config(config, "Pulumi.prod.yaml")
+    config["cluster"]["system_pool"]["availability_zones"] = ["1", "2", "3"]
+    assert parse_stack_config(config).cluster.system_pool.availability_zones == ["1", "2", "3"]
