@@ -14,6 +14,19 @@ from typing import NamedTuple
 
 DOCKER_HUB = "docker.io"
 REGISTRY = re.compile(r"^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+(:[0-9]{1,5})?$")
+
+
+def registry_problem(host: str) -> str | None:
+    """Why ``host`` is not a registry host images can be pulled from; None when it is."""
+    if REGISTRY.match(host):
+        return None
+    if REGISTRY.match(host.lower()):
+        return f"registry hosts are lower case in an image reference: write {host.lower()!r}"
+    if "://" in host or "/" in host:
+        return "a registry host such as 'myacr.azurecr.io', without scheme or path"
+    return "a registry host such as 'myacr.azurecr.io': lower-case letters, digits, '-' and dots, an optional :port"
+
+
 """A registry host as a setting accepts it: a DNS name with at least one dot (``myacr.azurecr.io``), optional port."""
 
 

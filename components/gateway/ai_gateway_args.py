@@ -14,7 +14,7 @@ from pydantic import Field, field_validator, model_validator
 from .._base import StrictModel
 from ..core.endpoints import DYNAMO_FRONTEND_PORT, INSTANCE_LABEL, KAITO_POD_PORT, KAITO_SERVICE_PORT, VLLM_PORT
 from ..core.errors import FieldProblem, FieldProblems
-from ..core.images import REGISTRY, pin_problem
+from ..core.images import pin_problem, registry_problem
 from ..core.names import DNS_LABEL, DNS_SUBDOMAIN, GUID, LABEL_VALUE
 
 if TYPE_CHECKING:
@@ -249,8 +249,9 @@ class AiGatewayArgs(StrictModel):
     @field_validator("image_registry")
     @classmethod
     def _registry(cls, value: str | None) -> str | None:
-        if value is not None and not REGISTRY.match(value):
-            raise ValueError("a registry host such as 'myacr.azurecr.io', without scheme or path")
+        problem = registry_problem(value) if value is not None else None
+        if problem:
+            raise ValueError(problem)
         return value
 
     @field_validator("client_ids")

@@ -690,3 +690,18 @@ def test_gateway_namespaces_enforce_restricted(default_build):
     assert set(namespaces) == {"ai-gateway", "envoy-gateway-system", "envoy-ai-gateway-system"}
     for metadata in namespaces.values():
         assert metadata["labels"] == {"pod-security.kubernetes.io/enforce": "restricted"}
+
+
+@pytest.mark.parametrize(
+    ("host", "expected"),
+    [
+        ("MyAcr.azurecr.io", "registry hosts are lower case in an image reference: write 'myacr.azurecr.io'"),
+        ("https://myacr.azurecr.io", "without scheme or path"),
+        ("my_acr", "lower-case letters, digits, '-' and dots, an optional :port"),
+    ],
+)
+def test_a_registry_host_refusal_says_what_is_wrong_with_it(host, expected):
+    from components.core.images import registry_problem
+
+    assert expected in registry_problem(host)
+    assert registry_problem("myacr.azurecr.io:5000") is None
