@@ -15,8 +15,6 @@ from planner.engine.program import Registered
 from planner.engine.values import plain
 from planner.inputs.upstream import snapshot_note
 
-CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile"
-
 GAIE = "https://github.com/kubernetes-sigs/gateway-api-inference-extension/releases/download"
 RELEASE_MANIFESTS = {
     # `make artifacts` at v1.3.1 (Makefile line 376): `kustomize build config/crd`, whose kustomization lists
@@ -46,11 +44,7 @@ def render_config_file(resource: Registered, upstream: Path | None, project_dir:
     render.caveat = next((note for origin, _ in texts if (note := snapshot_note(origin))), "")
     for doc in documents:
         if doc.obj["kind"] == "CustomResourceDefinition":
-            spec = doc.obj.get("spec") or {}
-            versions = tuple(str(v.get("name")) for v in spec.get("versions") or [])
-            render.crds.append(
-                Crd(spec.get("group", ""), (spec.get("names") or {}).get("kind", ""), versions, spec.get("scope", "Namespaced"))
-            )
+            render.crds.append(Crd.of(doc.obj))
         render.objects.append(with_namespace(doc.obj, namespace))
     return render
 

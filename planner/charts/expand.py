@@ -22,8 +22,8 @@ from typing import Any
 from planner.charts import helm, hook_needs
 from planner.charts import values as chart_values
 from planner.charts.archive import ChartArchive
-from planner.charts.config_files import CONFIG_FILE, render_config_file
-from planner.charts.model import CLUSTER_SCOPED, HOOK_ANNOTATION, ChartRender, Crd, Hook, with_namespace
+from planner.charts.config_files import render_config_file
+from planner.charts.model import CLUSTER_SCOPED, CONFIG_FILE, HOOK_ANNOTATION, ChartRender, Crd, Hook, with_namespace
 from planner.charts.sources import ChartRef, ChartSources, PullError
 from planner.engine.program import ProgramRun, Registered
 from planner.engine.values import plain
@@ -76,15 +76,16 @@ def render_chart(resource: Registered, sources: ChartSources, namespace: str) ->
 
 def _apply_pulumi_semantics(render: ChartRender, documents: list[helm.Document], skip_crds: bool, archive: ChartArchive) -> None:
     release = render.resource.type == RELEASE
-    crd_docs = [d for d in documents if d.obj["kind"] == "CustomResourceDefinition" and not (skip_crds and d.from_crds_folder)]
+    skipped = {id(d) for d in documents if skip_crds and d.from_crds_folder and d.obj["kind"] == "CustomResourceDefinition"}
+    crd_docs = [d for d in documents if d.obj["kind"] == "CustomResourceDefinition" and id(d) not in skipped]
     cluster_kinds = {
         (d.obj.get("spec") or {}).get("names", {}).get("kind")
         for d in crd_docs
         if d.obj.get("spec", {}).get("scope") == "Cluster"
     }
-    render.crds = [_crd(d.obj) for d in crd_docs]
+    render.crds = [Crd.of(d.obj) for d in crd_docs]
     for doc in documents:
-        if doc.obj["kind"] == "CustomResourceDefinition" and doc not in crd_docs:
+        if id(doc) in skipped:
             continue
         phases = {
             p.strip()
@@ -98,14 +99,6 @@ def _apply_pulumi_semantics(render: ChartRender, documents: list[helm.Document],
             if not (release and phases & INSTALL_HOOKS):
                 continue
         render.objects.append(with_namespace(doc.obj, render.namespace, cluster_kinds))
-
-
-def _crd(obj: dict[str, Any]) -> Crd:
-    spec = obj.get("spec") or {}
-    versions = tuple(str(v.get("name")) for v in spec.get("versions") or [])
-    return Crd(
-        str(spec.get("group", "")), str((spec.get("names") or {}).get("kind", "")), versions, str(spec.get("scope", "Namespaced"))
-    )
 
 
 def _key(obj: dict[str, Any]) -> tuple[str, str, str]:

@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -91,15 +92,20 @@ def render(data: bytes, values: dict[str, Any], release: str, namespace: str, us
     Callers must not change the documents (``expand`` copies what it changes)."""
     use = use or backend()
     key = (hashlib.sha256(data).hexdigest(), json.dumps(values, sort_keys=True, default=str), release, namespace, use)
-    if key not in _RENDERED:
-        if len(_RENDERED) >= _KEEP:
-            _RENDERED.pop(next(iter(_RENDERED)))
+    found = _RENDERED.get(key)
+    if found is None:
         run = _with_binary if use == "helm template" else _with_sdk
-        _RENDERED[key] = run(data, values, release, namespace)
-    return _RENDERED[key]
+        found = run(data, values, release, namespace)  # outside the lock: charts render side by side
+        with _RENDERED_LOCK:
+            if len(_RENDERED) >= _KEEP:
+                _RENDERED.pop(next(iter(_RENDERED)))
+            _RENDERED[key] = found
+    return found
 
 
 _RENDERED: dict[tuple[str, ...], list[Document]] = {}
+_RENDERED_LOCK = threading.Lock()
+"""Renders run in threads (``expand.render_charts``): the cache is changed under this lock."""
 _KEEP = 64
 
 

@@ -38,12 +38,24 @@ CLUSTER_SCOPED = frozenset(
 )
 
 
+CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile"
+"""A manifest file whose objects Pulumi registers as children, rendered here beside the charts."""
+
+
 @dataclass(frozen=True)
 class Crd:
     group: str
     kind: str
     versions: tuple[str, ...] = ()
     scope: str = "Namespaced"
+
+    @classmethod
+    def of(cls, obj: dict[str, Any]) -> Crd:
+        """The group, kind, versions and scope a CustomResourceDefinition object declares."""
+        spec = obj.get("spec") or {}
+        versions = tuple(str(v.get("name")) for v in spec.get("versions") or [])
+        kind = str((spec.get("names") or {}).get("kind", ""))
+        return cls(str(spec.get("group", "")), kind, versions, str(spec.get("scope", "Namespaced")))
 
 
 @dataclass(frozen=True)
@@ -100,7 +112,7 @@ class ChartRender:
 
     @property
     def label(self) -> str:
-        what = "manifest" if self.resource.type == "kubernetes:yaml/v2:ConfigFile" else "chart"
+        what = "manifest" if self.resource.type == CONFIG_FILE else "chart"
         return f"{what} {self.chart} {self.version} ({self.resource.name})".replace("  ", " ")
 
 

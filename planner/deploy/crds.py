@@ -149,7 +149,15 @@ def check(model: DeployModel) -> list[Finding]:
 
 def at_hand(model: DeployModel, upstream: Path | None) -> Callable[[KubeObject], CRD | None]:
     """The CRD of a custom resource: the one a chart or object of the stack installs (what the cluster will
-    really serve), else the pinned copy in ``upstream/crds``; None when neither has it."""
+    really serve), else the pinned copy in ``upstream/crds``; None when neither has it. Built once per model
+    and upstream folder (the schema check, the unchecked kinds and the snapshot notes all ask)."""
+    cached = model.crd_lookups.get(upstream)
+    if cached is None:
+        cached = model.crd_lookups[upstream] = _lookup(model, upstream)
+    return cached
+
+
+def _lookup(model: DeployModel, upstream: Path | None) -> Callable[[KubeObject], CRD | None]:
     from planner.kube.crd_files import crd_index, parse_crd
 
     installed = {}

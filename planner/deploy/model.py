@@ -133,6 +133,8 @@ class DeployModel:
     cluster: dict[str, Any]
     claims: list[Any] = field(default_factory=list)
     _closure: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
+    crd_lookups: dict[Any, Any] = field(default_factory=dict, repr=False)
+    """``deploy.crds.at_hand``'s lookup per upstream folder, built on first use."""
 
     @cached_property
     def by_urn(self) -> dict[str, Registered]:

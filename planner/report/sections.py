@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from components.core import catalog
 from planner.azure.pools import agent_pool
+from planner.charts.model import CONFIG_FILE
 from planner.engine.program import ProgramRun
 from planner.engine.values import plain
 from planner.report.tables import table
@@ -155,7 +156,7 @@ def deployability(findings, renders, as_of, unchecked_crds=(), notes=()) -> str:
                 len(r.crds),
                 len(r.hooks),
                 r.source if r.rendered else "not rendered",
-                "n/a" if r.resource.type == "kubernetes:yaml/v2:ConfigFile" else {True: "yes", None: "no"}[r.values_checked],
+                "n/a" if r.resource.type == CONFIG_FILE else {True: "yes", None: "no"}[r.values_checked],
             ]
             for r in renders
         ]
