@@ -63,3 +63,23 @@ def test_the_nic_claims_are_satisfied_by_two_simulated_h100_nodes():
     assert nics and all(v.satisfiable for v in verdicts), [(v.template, v.reason) for v in verdicts]
     assert {v.template for v in nics} >= {"h100-rdma-full-node"}
     assert all(v.pool == "h100" for v in nics)
+
+
+def test_the_gateway_routes_the_model_to_llm_ds_inference_pool():
+    (route,) = [plain(r.inputs) for r in planned_stack("llmd").resources if r.type.endswith(":AIGatewayRoute")]
+    rules = {rule["matches"][0]["headers"][0]["value"]: rule["backendRefs"] for rule in route["spec"]["rules"]}
+    assert rules["llama-3.3-70b"] == [
+        {
+            "group": "inference.networking.k8s.io",
+            "kind": "InferencePool",
+            "name": "llama-70b-inferencepool",
+            "namespace": "llm-d-infra",
+        }
+    ]
+
+
+def test_a_token_costs_both_nodes_of_the_prefill_decode_pair():
+    """Before: the router priced the model at one node (tp 8 of 8 GPUs), though prefill holds a second."""
+    costs = planned_stack("llmd").outputs["gateway_cost_per_million"]["llama-3.3-70b"]
+    two_nodes_per_hour = 2 * 98.32
+    assert costs["prompt"] == costs["completion"] == round(two_nodes_per_hour / (1500 * 3600) * 1e6, 4)

@@ -37,9 +37,18 @@ class _CustomResources:
         self.name, self.namespace, self.opts = name, namespace, opts
 
     def add(
-        self, resource: str, kind: str, obj_name: str, spec: dict[str, Any], *, namespaced: bool = True, needs: Iterable = ()
+        self,
+        resource: str,
+        kind: str,
+        obj_name: str,
+        spec: dict[str, Any],
+        *,
+        namespaced: bool = True,
+        needs: Iterable = (),
+        namespace: str | None = None,
     ) -> k8s.apiextensions.CustomResource:
-        metadata = {"name": obj_name, **({"namespace": self.namespace} if namespaced else {})}
+        """``namespace``: another namespace than the gateway's (one the component waits for)."""
+        metadata = {"name": obj_name, **({"namespace": namespace or self.namespace} if namespaced else {})}
         needs = list(needs)
         options = pulumi.ResourceOptions.merge(self.opts, pulumi.ResourceOptions(depends_on=needs)) if needs else self.opts
         return k8s.apiextensions.CustomResource(
@@ -104,7 +113,8 @@ class AiGateway(pulumi.ComponentResource):
         # Children wait for what the component waits for (the model namespaces its NetworkPolicies land in).
         child = Children(self, opts, provider).opts()
         gateway_namespace = k8s.core.v1.Namespace(f"{name}-ns-gateway", metadata=restricted_namespace(args.namespace), opts=child)
-        installed = self._controllers(name, args, child) if args.install_controllers else []
+        pools = any(b.kind == "inference-pool" for b in backends)
+        installed = self._controllers(name, args, child, pools) if args.install_controllers else []
         # Gateway API, Envoy Gateway and AI Gateway kinds exist only once the charts' CRDs are applied.
         after = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[gateway_namespace, *installed]))
         custom = _CustomResources(name, args.namespace, after)
@@ -112,7 +122,7 @@ class AiGateway(pulumi.ComponentResource):
 
         self._gateway(name, args, client_keys, custom, in_namespace)
         for backend in backends:
-            self._backend(name, args, backend, custom, in_namespace)
+            self._backend(name, args, backend, custom, (in_namespace, child))
         custom.add("route", "AIGatewayRoute", args.gateway_name, manifests.route_spec(args, backends))
         for policy in manifests.backend_network_policies(args, backends):
             k8s.networking.v1.NetworkPolicy(
@@ -157,24 +167,33 @@ class AiGateway(pulumi.ComponentResource):
 
     @staticmethod
     def _backend(
-        name: str, args: AiGatewayArgs, b: GatewayBackend, custom: _CustomResources, in_namespace: pulumi.ResourceOptions
+        name: str,
+        args: AiGatewayArgs,
+        b: GatewayBackend,
+        custom: _CustomResources,
+        opts: tuple[pulumi.ResourceOptions, pulumi.ResourceOptions],
     ) -> None:
+        """The backend's objects; an InferencePool's in the pool's namespace (``opts``: in the gateway's
+        namespace, and in the model namespaces the component waits for)."""
+        namespace = manifests.backend_namespace(args, b)
+        in_namespace = opts[0] if namespace == args.namespace else opts[1]
         secret = None
-        if b.kind == "self-hosted":
+        if b.kind in ("self-hosted", "inference-pool"):
             secret = k8s.core.v1.Secret(
                 f"{name}-{b.name}-api-key",
-                metadata={"name": b.secret_name, "namespace": args.namespace},
+                metadata={"name": b.secret_name, "namespace": namespace},
                 type="Opaque",
                 string_data={"apiKey": pulumi.Output.secret(b.api_key_secret)},
                 opts=in_namespace,
             )
-        for kind, spec in manifests.backend_specs(b).items():
+        for kind, spec in manifests.backend_specs(args, b).items():
             needs = [secret] if secret is not None and kind == "BackendSecurityPolicy" else []
-            custom.add(f"{b.name}-{kind.lower()}", kind, b.name, spec, needs=needs)
+            custom.add(f"{b.name}-{kind.lower()}", kind, b.name, spec, needs=needs, namespace=namespace)
 
     @staticmethod
-    def _controllers(name: str, args: AiGatewayArgs, child: pulumi.ResourceOptions) -> list[pulumi.Resource]:
-        """Envoy Gateway (with the rate-limit Redis), the AI Gateway CRDs and its controller, from pinned charts."""
+    def _controllers(name: str, args: AiGatewayArgs, child: pulumi.ResourceOptions, pools: bool) -> list[pulumi.Resource]:
+        """Envoy Gateway (with the rate-limit Redis), the AI Gateway CRDs and its controller, from pinned charts;
+        ``pools``: Envoy Gateway also serves InferencePool backends."""
 
         def after(*resources: Any) -> pulumi.ResourceOptions:
             return pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=list(resources)))
@@ -197,7 +216,7 @@ class AiGateway(pulumi.ComponentResource):
             chart=controllers.EG_CHART,
             version=args.eg_version,
             namespace=controllers.EG_NAMESPACE,
-            values=controllers.eg_values(args),
+            values=controllers.eg_values(args, inference_pools=pools),
             opts=after(namespaces["eg"], *redis),
         )
         crds = k8s.helm.v4.Chart(

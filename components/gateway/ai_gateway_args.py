@@ -16,6 +16,7 @@ from ..core.endpoints import DYNAMO_FRONTEND_PORT, INSTANCE_LABEL, KAITO_POD_POR
 from ..core.errors import FieldProblem, FieldProblems
 from ..core.images import pin_problem, registry_problem
 from ..core.names import DNS_LABEL, DNS_SUBDOMAIN, GUID, LABEL_VALUE
+from ..serving.vllm_disaggregation import picker_pod_labels, picker_service
 
 if TYPE_CHECKING:
     import pulumi
@@ -55,18 +56,23 @@ class GatewayBackend:
     the labels of its pods (NetworkPolicy). ``kind`` ``kaito``: a KAITO workspace's Service (port 80 to the
     pods' 5000); KAITO's vLLM takes no API key, so the NetworkPolicy that admits only the gateway is its
     only guard. ``kind`` ``dynamo``: a DynamoInference's frontend Service (port 8000), which checks no key
-    either. ``kind`` ``azure-openai``: ``hostname`` is ``<account>.openai.azure.com`` on 443, reached
-    with a short-lived Entra token (see ``AiGateway``).
+    either. ``kind`` ``inference-pool``: a Gateway API Inference Extension InferencePool (llm-d
+    prefill/decode); ``inference_pool`` names it, ``hostname`` is its endpoint picker's Service, and the
+    gateway calls the pods the picker chooses, with the vLLM key (``api_key_secret``) that a
+    BackendSecurityPolicy on the pool sets. ``kind`` ``azure-openai``: ``hostname`` is
+    ``<account>.openai.azure.com`` on 443, reached with a short-lived Entra token (see ``AiGateway``).
     """
 
     name: str
     """Names the backend's objects: a DNS label of at most 50 characters, unique per gateway."""
     model: str
     """The ``model`` clients send for this backend, unique per gateway."""
-    kind: Literal["self-hosted", "kaito", "dynamo", "azure-openai"]
-    """What serves it: a vLLM Service, a KAITO workspace, a Dynamo frontend, or an Azure OpenAI deployment."""
+    kind: Literal["self-hosted", "kaito", "dynamo", "inference-pool", "azure-openai"]
+    """What serves it: a vLLM Service, a KAITO workspace, a Dynamo frontend, an InferencePool, or an Azure
+    OpenAI deployment."""
     hostname: str
-    """``<svc>.<ns>.svc.cluster.local`` in the cluster, ``<account>.openai.azure.com`` for Azure OpenAI."""
+    """``<svc>.<ns>.svc.cluster.local`` in the cluster (for an InferencePool, its endpoint picker's Service),
+    ``<account>.openai.azure.com`` for Azure OpenAI."""
     port: int | None = None
     """Default: 8000 (vLLM) for self-hosted, 443 for Azure OpenAI. 443 means TLS, verified against the system CAs."""
     schema: Literal["OpenAI", "AzureOpenAI"] | None = None
@@ -79,12 +85,31 @@ class GatewayBackend:
     """Labels of the serving pods, for self-hosted and kaito. Required there: ingress to them is limited to the gateway."""
     pod_port: int | None = None
     """The pods' port behind the Service port, for the NetworkPolicy. Default: ``port``."""
+    inference_pool: str | None = None
+    """The InferencePool's name (in the hostname's namespace), for kind ``inference-pool`` only."""
+    picker_pod_selector: Mapping[str, str] | None = field(default=None)
+    """Labels of the InferencePool's endpoint picker pods, which read the serving pods' metrics: the
+    NetworkPolicy admits them too. For kind ``inference-pool`` only; required there."""
 
     @classmethod
     def from_vllm(
         cls, service: VllmService, namespace: str, model: str, api_key: pulumi.Input[str], name: str | None = None
     ) -> GatewayBackend:
-        """A backend for a ``VllmService`` in ``namespace`` serving ``model`` (its served model name)."""
+        """A backend for a ``VllmService`` in ``namespace`` serving ``model`` (its served model name): its
+        InferencePool when it serves prefill/decode (the routing sidecar must see every call), else its Service."""
+        if service.inference_pool:
+            picker = picker_service(service.inference_pool)
+            return cls(
+                name=name or service.service_name,
+                model=model,
+                kind="inference-pool",
+                hostname=f"{picker}.{namespace}.svc.cluster.local",
+                port=VLLM_PORT,
+                api_key_secret=api_key,
+                pod_selector=dict(service.pod_labels),
+                inference_pool=service.inference_pool,
+                picker_pod_selector=picker_pod_labels(service.inference_pool),
+            )
         return cls(
             name=name or service.service_name,
             model=model,
@@ -129,7 +154,8 @@ class GatewayBackend:
     def effective_port(self) -> int:
         if self.port:
             return self.port
-        return {"self-hosted": VLLM_PORT, "kaito": KAITO_SERVICE_PORT, "dynamo": DYNAMO_FRONTEND_PORT}.get(self.kind, 443)
+        in_cluster = {"self-hosted": VLLM_PORT, "inference-pool": VLLM_PORT, "kaito": KAITO_SERVICE_PORT}
+        return {**in_cluster, "dynamo": DYNAMO_FRONTEND_PORT}.get(self.kind, 443)
 
     @property
     def effective_schema(self) -> str:
@@ -144,7 +170,11 @@ class GatewayBackend:
     @property
     def secret_name(self) -> str | None:
         """The Secret (key ``apiKey``) the BackendSecurityPolicy reads; None for KAITO, which takes no key."""
-        return {"self-hosted": f"{self.name}-api-key", "azure-openai": f"{self.name}-entra-token"}.get(self.kind)
+        return {
+            "self-hosted": f"{self.name}-api-key",
+            "inference-pool": f"{self.name}-api-key",
+            "azure-openai": f"{self.name}-entra-token",
+        }.get(self.kind)
 
 
 class TracingEndpoint(StrictModel):
@@ -236,8 +266,8 @@ class AiGatewayArgs(StrictModel):
     ingress_peer_namespaces: list[str] = Field(default_factory=lambda: ["kube-system"])
     """Namespaces besides the gateway's data plane that may still reach the vLLM pods. Default
     ``kube-system``: Azure managed Prometheus (ama-metrics) scrapes vLLM's ``/metrics`` from there, and
-    KEDA autoscaling reads those metrics. Add a model namespace itself for prefill/decode services,
-    whose pods call each other."""
+    KEDA autoscaling reads those metrics. An InferencePool's pods are admitted to each other and to
+    their endpoint picker without this (``ai_gateway_manifests._pool_rules``)."""
 
     @field_validator("redis_image")
     @classmethod
@@ -361,8 +391,16 @@ def backend_problems(where: str, b: GatewayBackend) -> list[FieldProblem]:
 
 def _in_cluster_problems(where: str, b: GatewayBackend) -> list[FieldProblem]:
     problems = []
-    if b.kind == "self-hosted" and b.api_key_secret is None:
+    if b.kind in ("self-hosted", "inference-pool") and b.api_key_secret is None:
         problems.append(FieldProblem(f"{where}.api_key_secret", None, "self-hosted vLLM requires its API key (a Pulumi secret)"))
+    pool_fields = {"inference_pool": b.inference_pool, "picker_pod_selector": b.picker_pod_selector}
+    for key, value in pool_fields.items():
+        if b.kind == "inference-pool" and not value:
+            problems.append(FieldProblem(f"{where}.{key}", value, "an inference-pool backend names its pool and picker pods"))
+        elif b.kind != "inference-pool" and value:
+            problems.append(FieldProblem(f"{where}.{key}", value, "only an inference-pool backend takes it"))
+    if b.inference_pool and not DNS_SUBDOMAIN.match(b.inference_pool):
+        problems.append(FieldProblem(f"{where}.inference_pool", b.inference_pool, "a Kubernetes object name (DNS subdomain)"))
     if b.namespace is None:
         problems.append(
             FieldProblem(f"{where}.hostname", b.hostname, "in-cluster backends are <service>.<namespace>.svc.cluster.local")

@@ -26,6 +26,11 @@ EG_NAMESPACE = "envoy-gateway-system"
 AIGW_NAMESPACE = "envoy-ai-gateway-system"
 AIGW_EXTENSION = {"hostname": f"ai-gateway-controller.{AIGW_NAMESPACE}.svc.cluster.local", "port": 1063}
 """The AI Gateway controller's extension server, which Envoy Gateway calls while translating xDS."""
+INFERENCE_POOL_RESOURCE = {"group": "inference.networking.k8s.io", "kind": "InferencePool", "version": "v1"}
+"""What Envoy Gateway must be told to hand to the AI Gateway extension for InferencePool backends
+(envoyproxy/ai-gateway@v1.1.0 examples/inference-pool/envoy-gateway-values-addon.yaml). Envoy Gateway and
+the AI Gateway controller look for the InferencePool CRD when they start (ai-gateway internal/controller/
+controller.go skips its InferencePool controller otherwise), so both must start after it is applied."""
 AIGW_ADMIN_PORT = "aigw-admin"
 """The extproc sidecar's one named port (1064): /metrics and /health (internal/controller/extproc_builder.go)."""
 REDIS_PORT = 6379
@@ -45,9 +50,10 @@ AIGW_EXTPROC_IMAGE = "docker.io/envoyproxy/ai-gateway-extproc"
 the controller injects the extproc image as a sidecar into every Envoy proxy pod."""
 
 
-def eg_values(args: AiGatewayArgs | None = None) -> dict[str, Any]:
-    """Envoy Gateway chart values: the AI Gateway extension, the Redis rate-limit backend and pinned images.
-    An existing install (``install_controllers=False``) must run with these."""
+def eg_values(args: AiGatewayArgs | None = None, *, inference_pools: bool = False) -> dict[str, Any]:
+    """Envoy Gateway chart values: the AI Gateway extension, the Redis rate-limit backend and pinned images;
+    with ``inference_pools``, InferencePool as a backend kind the extension serves. An existing install
+    (``install_controllers=False``) must run with these."""
     registry = args.image_registry if args else None
     version = args.eg_version if args else AiGatewayArgs.model_fields["eg_version"].default
     # The chart renders config.envoyGateway as the EnvoyGateway config, merged over its defaults
@@ -72,6 +78,7 @@ def eg_values(args: AiGatewayArgs | None = None) -> dict[str, Any]:
                         }
                     },
                     "service": {"fqdn": dict(AIGW_EXTENSION)},
+                    **({"backendResources": [dict(INFERENCE_POOL_RESOURCE)]} if inference_pools else {}),
                 },
                 # Under envoyGateway: the chart renders this block as the EnvoyGateway config, whose
                 # spec.rateLimit configures the rate-limit service it deploys.

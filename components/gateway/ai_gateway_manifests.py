@@ -33,6 +33,9 @@ FILTER_ORDER = [
 """EnvoyProxy ``spec.filterOrder``: authentication, rate limit, semantic router, buffer, AI Gateway, router."""
 ENTRA_CLIENT_CLAIM = "oid"
 """The Entra token claim that names the caller (user or service principal object ID); budgets count per value."""
+INFERENCE_GROUP = "inference.networking.k8s.io"
+"""The Gateway API Inference Extension's group (InferencePool v1), the only group an AIGatewayRoute
+backendRef may name besides AI Gateway's own (the AIGatewayRoute CRD's x-kubernetes-validations)."""
 INTERNAL_LB = "service.beta.kubernetes.io/azure-load-balancer-internal"
 LB_IPV4 = "service.beta.kubernetes.io/azure-load-balancer-ipv4"
 
@@ -48,6 +51,7 @@ API_VERSIONS = {
     "AIGatewayRoute": "aigateway.envoyproxy.io/v1beta1",
     "AIServiceBackend": "aigateway.envoyproxy.io/v1beta1",
     "BackendSecurityPolicy": "aigateway.envoyproxy.io/v1beta1",
+    "ReferenceGrant": "gateway.networking.k8s.io/v1",
 }
 """The API version the gateway renders each of its kinds in."""
 
@@ -177,7 +181,7 @@ def route_spec(args: AiGatewayArgs, backends: list[GatewayBackend]) -> dict[str,
         "rules": [
             {
                 "matches": [{"headers": [{"type": "Exact", "name": MODEL_HEADER, "value": b.model}]}],
-                "backendRefs": [{"name": b.name}],
+                "backendRefs": [_route_backend(b)],
                 "timeouts": {"request": args.request_timeout},
             }
             for b in backends
@@ -190,8 +194,26 @@ def route_spec(args: AiGatewayArgs, backends: list[GatewayBackend]) -> dict[str,
     }
 
 
-def backend_specs(b: GatewayBackend) -> dict[str, dict[str, Any]]:
-    """Spec per kind for one backend: Backend, BackendTLSPolicy (443 only), AIServiceBackend, BackendSecurityPolicy."""
+def _route_backend(b: GatewayBackend) -> dict[str, str]:
+    """The rule's backendRef: the backend's AIServiceBackend, or the InferencePool itself (in its own
+    namespace, which a ReferenceGrant there admits)."""
+    if b.kind == "inference-pool":
+        return {"group": INFERENCE_GROUP, "kind": "InferencePool", "name": b.inference_pool, "namespace": b.namespace}
+    return {"name": b.name}
+
+
+def backend_namespace(args: AiGatewayArgs, b: GatewayBackend) -> str:
+    """Where a backend's objects live: an InferencePool's BackendSecurityPolicy and key sit beside the pool
+    (AI Gateway looks for them only there: envoyproxy/ai-gateway@v1.1.0 internal/controller/gateway.go
+    getBSPForInferencePool), everything else in the gateway's namespace."""
+    return b.namespace if b.kind == "inference-pool" else args.namespace
+
+
+def backend_specs(args: AiGatewayArgs, b: GatewayBackend) -> dict[str, dict[str, Any]]:
+    """Spec per kind for one backend: Backend, BackendTLSPolicy (443 only), AIServiceBackend, BackendSecurityPolicy;
+    for an InferencePool, the BackendSecurityPolicy on it and the ReferenceGrant that lets the route name it."""
+    if b.kind == "inference-pool":
+        return _inference_pool_specs(args, b)
     specs: dict[str, dict[str, Any]] = {"Backend": {"endpoints": [{"fqdn": {"hostname": b.hostname, "port": b.effective_port}}]}}
     if b.effective_port == 443:
         specs["BackendTLSPolicy"] = {
@@ -214,6 +236,25 @@ def backend_specs(b: GatewayBackend) -> dict[str, dict[str, Any]]:
     return specs
 
 
+def _inference_pool_specs(args: AiGatewayArgs, b: GatewayBackend) -> dict[str, dict[str, Any]]:
+    pool = {"group": INFERENCE_GROUP, "kind": "InferencePool", "name": b.inference_pool}
+    return {
+        # The vLLM key on every call to the pool's pods (AI Gateway sets it for an InferencePool
+        # backend too: gateway.go bspToFilterAPIBackendAuth); the routing sidecar passes the request's
+        # headers on to the prefill pod (llm-d-inference-scheduler@v0.8.0 pkg/sidecar/proxy/connector_nixlv2.go r.Clone).
+        "BackendSecurityPolicy": {"targetRefs": [pool], "type": "APIKey", "apiKey": {"secretRef": {"name": b.secret_name}}},
+        # The route lives in the gateway's namespace: AI Gateway checks a grant from the AIGatewayRoute
+        # (internal/controller/referencegrant.go), Envoy Gateway one from the HTTPRoute it generates.
+        "ReferenceGrant": {
+            "from": [
+                {"group": "aigateway.envoyproxy.io", "kind": "AIGatewayRoute", "namespace": args.namespace},
+                {"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "namespace": args.namespace},
+            ],
+            "to": [pool],
+        },
+    }
+
+
 def network_policy_targets(backends: list[GatewayBackend]) -> dict[tuple[str, tuple], set[int]]:
     """(model namespace, pod selector) -> ports, for the in-cluster backends."""
     targets: dict[tuple[str, tuple], set[int]] = {}
@@ -222,6 +263,22 @@ def network_policy_targets(backends: list[GatewayBackend]) -> dict[tuple[str, tu
             key = (b.namespace, tuple(sorted(b.pod_selector.items())))
             targets.setdefault(key, set()).add(b.pod_port or b.effective_port)
     return targets
+
+
+def _pool_rules(backends: list[GatewayBackend]) -> dict[tuple[str, tuple], list[dict[str, Any]]]:
+    """Ingress an InferencePool's pods need besides the gateway's: from each other on any port (the decode
+    pod's routing sidecar calls the prefill pod; the engines open NIXL side channels to each other) and from
+    the endpoint picker, which reads their metrics on the pods' port."""
+    rules: dict[tuple[str, tuple], list[dict[str, Any]]] = {}
+    for b in backends:
+        if b.kind == "inference-pool":
+            key = (b.namespace, tuple(sorted(b.pod_selector.items())))
+            port = [{"protocol": "TCP", "port": b.pod_port or b.effective_port}]
+            rules[key] = [
+                {"from": [{"podSelector": {"matchLabels": dict(b.pod_selector)}}]},
+                {"from": [{"podSelector": {"matchLabels": dict(b.picker_pod_selector)}}], "ports": port},
+            ]
+    return rules
 
 
 class NetworkPolicyManifest(NamedTuple):
@@ -233,9 +290,10 @@ class NetworkPolicyManifest(NamedTuple):
 
 def backend_network_policies(args: AiGatewayArgs, backends: list[GatewayBackend]) -> list[NetworkPolicyManifest]:
     """One policy per model namespace and pod selector: ingress only from the gateway's data plane and
-    ``ingress_peer_namespaces``, on the backends' pod ports."""
+    ``ingress_peer_namespaces``, on the backends' pod ports (and, for an InferencePool, what ``_pool_rules`` adds)."""
     peers = [EG_NAMESPACE, *[n for n in args.ingress_peer_namespaces if n != EG_NAMESPACE]]
     policies = []
+    pool_rules = _pool_rules(backends)
     for (namespace, selector), ports in sorted(network_policy_targets(backends).items()):
         policy = re.sub(r"[^a-z0-9-]+", "-", "-".join(v for _, v in selector).lower())[:40].strip("-") or "backend"
         spec = {
@@ -246,7 +304,8 @@ def backend_network_policies(args: AiGatewayArgs, backends: list[GatewayBackend]
                     "from": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": peer}}} for peer in peers],
                     # The Service must map these ports to the same container ports (VllmService does: 8000).
                     "ports": [{"protocol": "TCP", "port": port} for port in sorted(ports)],
-                }
+                },
+                *pool_rules.get((namespace, selector), []),
             ],
         }
         metadata = {"name": f"{args.gateway_name}-only-{policy}"[:63].strip("-."), "namespace": namespace}

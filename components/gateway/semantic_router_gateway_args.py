@@ -181,8 +181,9 @@ def router_models(
     tokens_per_second = args.self_hosted_tokens_per_second
     found = []
     for service in models.values():
-        # A replica holds tp GPUs of a VM with more; charge it its share of the VM.
-        share = service.pool_sku.price_usd_per_hour * service.fit.tp / service.pool_sku.gpus
+        # A replica holds tp GPUs of a VM with more; charge it its share of the VM (with prefill/decode,
+        # the prefill engines' GPUs too: the decode engines write the tokens).
+        share = service.pool_sku.price_usd_per_hour * service.gpus_per_decoder / service.pool_sku.gpus
         endpoint = f"{service.service_name}.{service.namespace}.svc.cluster.local:{VLLM_PORT}"
         found.append(_self_hosted(service.served_model_name, endpoint, share, tokens_per_second))
     for workspace in shared.kaito.values():

@@ -19,6 +19,9 @@ ROUTING_SIDECAR_IMAGE = "ghcr.io/llm-d/llm-d-routing-sidecar:v0.8.0"
 INFERENCEPOOL_CHART = "oci://registry.k8s.io/gateway-api-inference-extension/charts/inferencepool"
 INFERENCEPOOL_CHART_VERSION = "v1.3.1"
 """The Gateway API Inference Extension chart (InferencePool + endpoint picker), KAITO's pin."""
+EPP_PORT = 9002
+"""The endpoint picker's ext_proc port, which the InferencePool's ``endpointPickerRef`` names (chart default
+``inferenceExtension.extProcPort``)."""
 INFERENCE_CRDS_URL = "https://github.com/kubernetes-sigs/gateway-api-inference-extension/releases/download/v1.3.1/manifests.yaml"
 """The Inference Extension's CRDs (InferencePool and the x-k8s kinds), applied the way its guide applies them
 (``kubectl apply -f .../releases/download/<tag>/manifests.yaml``, site-src/guides/index.md at v1.3.1); the file is
@@ -100,6 +103,22 @@ def engine_anti_affinity(instance: str) -> dict[str, Any]:
     }
 
 
+def inference_pool_name(service: str) -> str:
+    """The InferencePool of a prefill/decode service: the chart names it after its release, ``<service>-inferencepool``."""
+    return f"{service}-inferencepool"
+
+
+def picker_service(pool: str) -> str:
+    """The endpoint picker's Service and its pods' ``inferencepool`` label: the release name cut to 40
+    characters, then ``-epp`` (inferencepool v1.3.1 ``_helpers.tpl`` ``gateway-api-inference-extension.name``)."""
+    return f"{pool.lower().strip()[:40]}-epp"
+
+
+def picker_pod_labels(pool: str) -> dict[str, str]:
+    """The endpoint picker pods' labels (the chart's ``selectorLabels``)."""
+    return {"inferencepool": picker_service(pool)}
+
+
 def inference_pool_values(labels: dict[str, str]) -> dict[str, Any]:
     """Values of the InferencePool chart: a pool over prefill and decode pods alike, with llm-d's picker.
 
@@ -107,7 +126,8 @@ def inference_pool_values(labels: dict[str, str]) -> dict[str, Any]:
     Gateway routes to natively; the picker chooses a decode pod and a prefill pod per request.
     """
     return {
-        "inferencePool": {"modelServers": {"matchLabels": labels}, "targetPortNumber": VLLM_PORT},
+        # targetPorts, not targetPortNumber: the chart reads the latter only for the v1alpha2 API.
+        "inferencePool": {"modelServers": {"matchLabels": labels}, "targetPorts": [{"number": VLLM_PORT}]},
         "inferenceExtension": {
             "image": {**EPP_IMAGE, "pullPolicy": "IfNotPresent"},
             "pluginsCustomConfig": {"pd-config.yaml": PD_PLUGINS},

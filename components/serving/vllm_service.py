@@ -18,7 +18,13 @@ from ..core.endpoints import INSTANCE_LABEL, VLLM_PORT  # noqa: F401 (the gatewa
 from ..core.endpoints import VLLM_PORT as PORT  # noqa: F401 (and PORT, until it reads core.endpoints)
 from . import vllm_manifests as manifests
 from .vllm_checks import service_fit, vllm_service_problems
-from .vllm_disaggregation import INFERENCEPOOL_CHART, INFERENCEPOOL_CHART_VERSION, engine_roles, inference_pool_values
+from .vllm_disaggregation import (
+    INFERENCEPOOL_CHART,
+    INFERENCEPOOL_CHART_VERSION,
+    engine_roles,
+    inference_pool_name,
+    inference_pool_values,
+)
 from .vllm_service_args import AzureServices, GpuPlacement, ScalingMonitor, VllmSecrets, VllmServiceArgs
 
 
@@ -35,6 +41,13 @@ class VllmService(pulumi.ComponentResource):
     pool_sku: catalog.GpuSku
     fit: models.FitResult
     service_account: str
+    inference_pool: str | None
+    """The InferencePool (in ``namespace``) the gateway routes to for prefill/decode serving; None otherwise."""
+    pod_labels: dict[str, str]
+    """Labels every engine pod of the service carries (both roles)."""
+    gpus_per_decoder: float
+    """GPUs the service runs per engine that writes output tokens, for its cost per token: the tensor-parallel
+    size, or with prefill/decode that times (prefill + decode replicas) / decode replicas."""
 
     def __init__(
         self,
@@ -78,6 +91,10 @@ class VllmService(pulumi.ComponentResource):
         self.pool_sku = pool.sku
         self.service_account = args.name
         self.endpoint = f"http://{args.name}.{args.namespace}.svc.cluster.local:{VLLM_PORT}/v1"
+        self.inference_pool = inference_pool_name(args.name) if args.disaggregation else None
+        self.pod_labels = manifests.service_labels(args)
+        roles = engine_roles(args)
+        self.gpus_per_decoder = args.tensor_parallel_size * sum(roles.values()) / roles.get("decode", sum(roles.values()))
 
         first = [self._account(name, args, azure), self._secret(name, args, secrets)]
         deployments = self._deployments(name, engine, azure, first)
@@ -90,6 +107,8 @@ class VllmService(pulumi.ComponentResource):
         if args.disaggregation:
             k8s.helm.v4.Chart(
                 f"{name}-inferencepool",
+                # The release name, which names the InferencePool: from the service's name, like its Service.
+                name=self.inference_pool,
                 chart=INFERENCEPOOL_CHART,
                 version=INFERENCEPOOL_CHART_VERSION,
                 namespace=args.namespace,

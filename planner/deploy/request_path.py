@@ -3,7 +3,8 @@
 Walks the rendered objects the way a call travels: the listener's HTTP filters (``filter_chain``),
 authentication, the budget, the semantic router's decision (from the config the router reads,
 ``router.configs``), the AIGatewayRoute rule, the AIServiceBackend, its Backend and credential Secret,
-and the in-cluster Service (or the KAITO Workspace whose controller creates it). A step with nothing
+and the in-cluster Service (or the KAITO Workspace whose controller creates it); or the InferencePool, its
+endpoint picker and the decode and prefill pods behind it (``inference_pool``). A step with nothing
 behind it is a blocker; so are a router placed before authentication, rate limiting or after the
 AI Gateway, and a PodMonitor port that no pod has.
 
@@ -21,7 +22,7 @@ from pathlib import Path
 
 from components.core.endpoints import dynamo_component_service
 from components.gateway import router_config
-from planner.deploy import filter_chain, router
+from planner.deploy import filter_chain, inference_pool, router
 from planner.deploy.finding import Finding
 from planner.deploy.model import DeployModel
 
@@ -147,11 +148,15 @@ class _Walk:
                 return f"{limit.get('requests')} tokens/{str(limit.get('unit', '')).lower()} per client, {scope}"
         return "no budget"
 
-    def backend(self, route_ns: str, rule: dict) -> str:
-        steps = []
+    def backend(self, gateway: tuple[str, str], rule: dict) -> str:
+        """What answers one rule of a route of ``gateway`` (namespace, name), whose routes live in its namespace."""
+        steps, route_ns = [], gateway[0]
         for ref in rule.get("backendRefs") or []:
             name = ref.get("name")
             where = f"AIGatewayRoute rule {MODEL_HEADER}={_rule_model(rule)}"
+            if (ref.get("group"), ref.get("kind")) == (inference_pool.GROUP, "InferencePool"):
+                steps.append(" -> ".join(inference_pool.path(self, gateway, ref, where)))
+                continue
             aisb = self.index.get(("AIServiceBackend", route_ns, name))
             if aisb is None:
                 self.block(where, f"AIServiceBackend {route_ns}/{name} does not exist", "create it")
@@ -248,7 +253,7 @@ def walk(model: DeployModel, upstream: Path | None) -> tuple[list[GatewayPaths],
         denied = w.auth(gw)
         budget = w.budget(gw)
         result.rows += [("no credential", denied), ("a wrong credential", denied)]
-        by_model = _routed_models(w, ns, routes)
+        by_model = _routed_models(w, (ns, name), routes)
         for model_name, backend in sorted(by_model.items()):
             result.rows.append(
                 (f"model={model_name}", f"router passes it on; route {MODEL_HEADER}={model_name} -> {backend}; budget: {budget}")
@@ -267,15 +272,15 @@ def walk(model: DeployModel, upstream: Path | None) -> tuple[list[GatewayPaths],
     return paths, w.findings
 
 
-def _routed_models(w: _Walk, ns: str | None, routes: list[dict]) -> dict[str, str]:
+def _routed_models(w: _Walk, gateway: tuple[str, str], routes: list[dict]) -> dict[str, str]:
     """The backend of each model the routes match on; a warning for each rule without a request timeout."""
-    by_model = {}
+    by_model, ns = {}, gateway[0]
     for route in routes:
         for rule in (route.get("spec") or {}).get("rules") or []:
             model_name = _rule_model(rule)
             if not model_name:
                 continue
-            by_model[model_name] = w.backend(ns, rule)
+            by_model[model_name] = w.backend(gateway, rule)
             if not (rule.get("timeouts") or {}).get("request"):
                 w.findings.append(
                     Finding(

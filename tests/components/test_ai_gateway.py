@@ -31,6 +31,18 @@ KEYS = {"alice": ALICE_KEY, "bob": BOB_KEY}
 
 class FakeVllm:
     service_name = "llama"
+    inference_pool = None
+
+
+class FakeDisaggregatedVllm:
+    service_name = "llama-70b"
+    inference_pool = "llama-70b-inferencepool"
+    pod_labels = {"app.kubernetes.io/name": "vllm", "app.kubernetes.io/instance": "llama-70b"}
+
+
+def pool(**overrides) -> GatewayBackend:
+    backend = GatewayBackend.from_vllm(FakeDisaggregatedVllm(), "llm-d-infra", "llama-3.3-70b", pulumi.Output.secret(VLLM_KEY))
+    return GatewayBackend(**{**backend.__dict__, **overrides})
 
 
 def llama(**overrides) -> GatewayBackend:
@@ -537,6 +549,11 @@ def refusal(args, backends=None, keys=None) -> str:
         (ARGS, [gpt(hostname="example.com")], None, "an Azure OpenAI endpoint"),
         (ARGS, [llama(name="Llama")], None, "backends[0].name='Llama'"),
         (ARGS, [llama(api_version="2024-10-21")], None, "only the AzureOpenAI schema takes an api-version"),
+        (ARGS, [pool(inference_pool=None)], None, "backends[0].inference_pool=None: an inference-pool backend names its pool"),
+        (ARGS, [pool(picker_pod_selector=None)], None, "backends[0].picker_pod_selector=None: an inference-pool backend"),
+        (ARGS, [pool(inference_pool="Pool_1")], None, "backends[0].inference_pool='Pool_1': a Kubernetes object name"),
+        (ARGS, [pool(api_key_secret=None)], None, "backends[0].api_key_secret=None: self-hosted vLLM requires its API key"),
+        (ARGS, [llama(inference_pool="p")], None, "backends[0].inference_pool='p': only an inference-pool backend takes it"),
         ({**ARGS, "extra": 1}, None, None, "extra=1: unknown key"),
     ],
 )
@@ -705,3 +722,58 @@ def test_a_registry_host_refusal_says_what_is_wrong_with_it(host, expected):
 
     assert expected in registry_problem(host)
     assert registry_problem("myacr.azurecr.io:5000") is None
+
+
+def test_a_prefill_decode_vllm_is_routed_to_its_inference_pool():
+    """Seed 004 behind the gateway: the route names the InferencePool, whose picker chooses decode and prefill pods."""
+    backend = pool()
+    assert (backend.kind, backend.hostname, backend.namespace) == (
+        "inference-pool",
+        "llama-70b-inferencepool-epp.llm-d-infra.svc.cluster.local",
+        "llm-d-infra",
+    )
+    _, run = build(backends=[backend, gpt()])
+    rule = obj(run, "AIGatewayRoute")["spec"]["rules"][0]
+    assert rule["backendRefs"] == [
+        {
+            "group": "inference.networking.k8s.io",
+            "kind": "InferencePool",
+            "name": "llama-70b-inferencepool",
+            "namespace": "llm-d-infra",
+        }
+    ]
+    assert [kubernetes_object(r)["metadata"]["name"] for r in of_type(run, "AIServiceBackend")] == ["gpt-4o"]
+    policy = obj(run, "BackendSecurityPolicy", "llama-70b")
+    assert policy["metadata"]["namespace"] == "llm-d-infra", "AI Gateway looks for it beside the pool"
+    assert policy["spec"]["targetRefs"] == [
+        {"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": "llama-70b-inferencepool"}
+    ]
+    key = next(kubernetes_object(r) for r in of_type(run, "core/v1:Secret") if r.name == "aigw-llama-70b-api-key")
+    assert key["metadata"] == {"name": "llama-70b-api-key", "namespace": "llm-d-infra"}
+    grant = obj(run, "ReferenceGrant", "llama-70b")
+    assert grant["metadata"]["namespace"] == "llm-d-infra"
+    assert {(f["kind"], f["namespace"]) for f in grant["spec"]["from"]} == {
+        ("AIGatewayRoute", "ai-gateway"),
+        ("HTTPRoute", "ai-gateway"),
+    }
+
+
+def test_an_inference_pools_pods_admit_each_other_and_the_picker():
+    _, run = build(backends=[pool(), gpt()])
+    (policy,) = [kubernetes_object(r) for r in of_type(run, "NetworkPolicy") if r.name.startswith("aigw-netpol-llm-d")]
+    gateway, peers, picker = policy["spec"]["ingress"]
+    assert gateway["ports"] == [{"protocol": "TCP", "port": 8000}]
+    assert peers == {"from": [{"podSelector": {"matchLabels": FakeDisaggregatedVllm.pod_labels}}]}, "any port: NIXL side channels"
+    assert picker["from"] == [{"podSelector": {"matchLabels": {"inferencepool": "llama-70b-inferencepool-epp"}}}]
+    assert picker["ports"] == [{"protocol": "TCP", "port": 8000}]
+
+
+def test_envoy_gateway_serves_inference_pools_only_when_a_backend_is_one():
+    def backend_resources(run):
+        (release,) = of_type(run, "helm.sh/v3:Release")
+        return release.inputs["values"]["config"]["envoyGateway"]["extensionManager"].get("backendResources")
+
+    assert backend_resources(build(backends=[pool(), gpt()])[1]) == [
+        {"group": "inference.networking.k8s.io", "kind": "InferencePool", "version": "v1"}
+    ]
+    assert backend_resources(build()[1]) is None, "without the CRD Envoy Gateway could not watch the kind"

@@ -375,7 +375,12 @@ def gateway_args(**changes) -> SemanticRouterGatewayArgs:
 def fake_vllm(served: str, price: float | None = 3.67) -> SimpleNamespace:
     sku = SimpleNamespace(name="Standard_NC24ads_A100_v4", price_usd_per_hour=price, gpus=1)
     return SimpleNamespace(
-        service_name="llama-8b", namespace="gpu-inference", served_model_name=served, pool_sku=sku, fit=SimpleNamespace(tp=1)
+        service_name="llama-8b",
+        namespace="gpu-inference",
+        served_model_name=served,
+        pool_sku=sku,
+        fit=SimpleNamespace(tp=1),
+        gpus_per_decoder=1,
     )
 
 

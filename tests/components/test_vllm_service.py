@@ -796,7 +796,8 @@ def test_inferencepool_chart_routes_over_both_roles(disaggregated_build):
     assert inputs["namespace"] == "llm-d-infra"
     values = inputs["values"]
     assert values["inferencePool"]["modelServers"] == {"matchLabels": LABELS}, "prefill and decode pods alike"
-    assert values["inferencePool"]["targetPortNumber"] == 8000
+    assert values["inferencePool"]["targetPorts"] == [{"number": 8000}], "the v1 value; targetPortNumber is v1alpha2's"
+    assert "targetPortNumber" not in values["inferencePool"]
     extension = values["inferenceExtension"]
     image = extension["image"]
     assert (image["hub"], image["name"]) == ("ghcr.io/llm-d", "llm-d-inference-scheduler")
