@@ -56,7 +56,7 @@ def header(model: ModelFactsArgs, length: int, args: argparse.Namespace) -> str:
     return (
         f"Fit of {model.hf_id} at {length} tokens of context (weights {weights}, KV cache {args.kv_cache_dtype}, "
         f"gpu-memory-utilization {args.gpu_memory_utilization})\n"
-        f"List-price estimate ({prices['date']}, {prices['region']}, unverified third-party snapshot); per GPU: "
+        f"List-price estimate ({prices['date']}, {prices['region']}, Microsoft's Retail Prices snapshot); per GPU: "
         f"budget = the GiB the device reports (components/core/gpu_memory.json) x utilization, minus non-torch, activation, "
         f"MoE workspace and CUDA-graph overhead (base {RUNTIME_OVERHEAD_GIB} GiB, +{TP_OVERHEAD_GIB} with TP); "
         "formula: components/core/models.py FORMULA"

@@ -74,10 +74,12 @@ def plan(project_dir: Path, stack_name: str, options: PlanOptions, progress: Cal
     progress(f"planning stack {stack.stack!r} of {stack.project!r} offline (Pulumi SDK mocks; no CLI, no cloud)")
     for warning in stack.warnings:
         progress(f"warning: {warning}")
-    if stack.placeholder_secrets:
-        progress(f"secrets not in {stack.path.name}, planned with placeholders: {', '.join(stack.placeholder_secrets)}")
     upstream = options.upstream or upstream_dir()
     run = _run_program(project_dir, stack)
+    # Only the secrets the program asked for: a stack without a gateway never reads the client keys.
+    used = [key for key in stack.placeholder_secrets if f"{stack.project}:{key}" in run.config_read]
+    if used:
+        progress(f"secrets not in {stack.path.name}, planned with placeholders: {', '.join(used)}")
     progress("rendering the stack's Helm charts with Helm (helm template, else helm-python-sdk)")
     sources = charts.ChartSources.configured(list(options.charts), upstream, options.pull, project_dir)
     run, renders = charts.expand(run, sources)

@@ -133,18 +133,31 @@ def _data() -> dict:
 @cache
 def skus() -> dict[str, GpuSku]:
     """Every GPU size in the catalog, by exact name."""
-    data = _data()
-    prices = data["prices"]
+    data, prices = _data(), _vm_prices()
     result = {}
     for row in data["sizes"]:
         row = dict(row)
         mig = row.get("mig")
         row["mig_profiles"] = dict(data["mig_profiles"][mig]) if mig else {}
-        if row.get("price_usd_per_hour") is not None:
-            row["price_date"] = prices["date"]
-            row["price_source"] = f"{prices['source']}, region {prices['region']}"
+        hourly = prices["usd_per_hour"].get(row["name"])
+        if hourly is not None:
+            row.update(price_usd_per_hour=hourly, price_date=prices["date"], price_source=_price_source(prices))
         result[row["name"]] = GpuSku(**row)
     return result
+
+
+@cache
+def _vm_prices() -> dict:
+    return json.loads(Path(__file__).with_name("vm_prices.json").read_text())
+
+
+def _price_source(prices: dict) -> str:
+    return f"{prices['source']}, region {prices['region']}"
+
+
+def vm_price(vm_size: str) -> float | None:
+    """Pay-as-you-go Linux list price of one node of any size, USD per hour (``vm_prices.json``), or None."""
+    return _vm_prices()["usd_per_hour"].get(vm_size)
 
 
 def is_retired(sku: GpuSku) -> bool:
@@ -253,8 +266,9 @@ def control_plane_source() -> str:
 
 
 def price_snapshot() -> dict[str, str]:
-    """Date, region and source of the catalog's GPU list prices."""
-    return dict(_data()["prices"])
+    """Date, region and source of the catalog's list prices (every VM size, GPU or not)."""
+    prices = _vm_prices()
+    return {"date": prices["date"], "region": prices["region"], "source": prices["source"], "note": prices["source_note"]}
 
 
 @cache

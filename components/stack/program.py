@@ -365,7 +365,10 @@ def _gateway(config: StackConfig, stack: Stack, group_name: pulumi.Input[str]) -
         # an existing cluster's.
         cluster=replace(stack.cluster.context, resource_group_name=group_name),
         models=stack.models,
-        secrets=GatewaySecrets(vllm_api_key=settings.require_secret("vllm_api_key"), client_keys=client_keys),
+        # Only vLLM services take the key: a Dynamo- or KAITO-only stack does not need it set.
+        secrets=GatewaySecrets(
+            vllm_api_key=settings.require_secret("vllm_api_key") if stack.models else None, client_keys=client_keys
+        ),
         shared=SharedServices(
             kaito=stack.kaito,
             dynamo={stack.dynamo.served_model_name: stack.dynamo} if stack.dynamo else {},

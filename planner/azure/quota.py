@@ -1,8 +1,8 @@
 """The vCPU quota a stack needs, per region and quota family, at its pools' maximum node counts.
 
 Read from the resources the plan registered (what ``pulumi up`` would ask Azure for), not from the
-stack file: every AKS agent pool, the system pool inside the managed cluster, and pools created
-through the generic ARM resource. A pool needs its maximum node count plus the surge nodes an
+stack file: every AKS agent pool, the system pool inside the managed cluster, pools created
+through the generic ARM resource, and the GPU nodes KAITO provisions for its workspaces. A pool needs its maximum node count plus the surge nodes an
 upgrade adds (``upgradeSettings.maxSurge``), because a surge node that finds no quota stalls the
 upgrade. On-demand pools draw on their family's quota and on the region's total; Spot pools on the
 region's Spot quota only.
@@ -86,7 +86,24 @@ def pool_demands(resources) -> list[PoolDemand]:
             separate.append(_demand(str(r.inputs.get("agentPoolName", r.name)), r.inputs))
         elif r.type == "azure-native:resources:Resource" and r.inputs.get("resourceType") == "agentPools":
             separate.append(_demand(str(r.inputs.get("resourceName", r.name)), r.inputs.get("properties") or {}))
+        elif (nodes := kaito_nodes(r)) is not None:
+            separate.append(PoolDemand(nodes[0], nodes[1], nodes[2], _vcpus(nodes[1]), False))
     return inside + sorted(separate, key=lambda d: d.pool)
+
+
+KAITO_WORKSPACE = "kubernetes:kaito.sh/v1beta1:Workspace"
+
+
+def kaito_nodes(record) -> tuple[str, str, int] | None:
+    """(label, VM size, nodes) of the GPU nodes KAITO's provisioner creates for a Workspace
+    (``resource.instanceType`` x ``resource.count``, kaito@v0.6.0 api/v1beta1/workspace_types.go); None otherwise.
+    They draw on the same quota as a node pool of that size, and cost the same."""
+    if record.type != KAITO_WORKSPACE:
+        return None
+    resource = record.inputs.get("resource") or {}
+    name = (record.inputs.get("metadata") or {}).get("name") or record.name
+    size = resource.get("instanceType")
+    return (f"kaito {name}", str(size), int(resource.get("count") or 1)) if size else None
 
 
 def needs(resources, region: str) -> list[QuotaNeed]:

@@ -16,6 +16,7 @@ does:
 
 from __future__ import annotations
 
+import dataclasses
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -237,4 +238,4 @@ def expand(run: ProgramRun, sources: ChartSources) -> tuple[ProgramRun, list[Cha
         render = by_chart.get(resource.urn)
         if render and resource.type != RELEASE:
             resources.extend(child_records(render))
-    return ProgramRun(run.project, run.stack, resources, run.outputs), renders
+    return dataclasses.replace(run, resources=resources), renders

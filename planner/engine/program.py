@@ -14,12 +14,13 @@ import json
 import os
 import runpy
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pulumi
+import pulumi.config
 import pulumi.resource
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc, settings
@@ -63,6 +64,8 @@ class ProgramRun:
     stack: str
     resources: list[Registered]
     outputs: dict[str, Any]
+    config_read: frozenset[str] = frozenset()
+    """Full config keys the program asked for (``pulumi.Config().get``/``require``/secret forms alike)."""
 
 
 def mask_secrets(value: Any) -> Any:
@@ -275,9 +278,30 @@ def run_function(
     pulumi.runtime.set_mocks(monitor.mocks, project=project, stack=stack, preview=True, monitor=monitor)
     # set_mocks made a finished root stack; the program gets a fresh one so that its exports land.
     settings.set_root_resource(None)
-    with _engine_environment(project_dir or Path.cwd(), config or {}, secret_keys or []), _alias_specs_only():
+    read: set[str] = set()
+    with (
+        _engine_environment(project_dir or Path.cwd(), config or {}, secret_keys or []),
+        _alias_specs_only(),
+        _recording_config_reads(read),
+    ):
         _sync_await(run_in_stack(program))
-    return ProgramRun(project=project, stack=stack, resources=monitor.registered, outputs=monitor.stack_outputs)
+    return ProgramRun(project, stack, monitor.registered, monitor.stack_outputs, frozenset(read))
+
+
+@contextlib.contextmanager
+def _recording_config_reads(read: set[str]) -> Iterator[None]:
+    """Notes every key the program reads through ``pulumi.Config`` (which calls ``pulumi.config.get_config``)."""
+    original = pulumi.config.get_config
+
+    def recording(key: str) -> Any:
+        read.add(key)
+        return original(key)
+
+    pulumi.config.get_config = recording
+    try:
+        yield
+    finally:
+        pulumi.config.get_config = original
 
 
 def run_program(

@@ -18,7 +18,7 @@ def plan_text(plan: Plan) -> str:
         f"Plan of stack '{stack.stack}' ({stack.path.name}) — offline, not a diff against live state\n\n",
         "".join(f"warning: {w}\n" for w in stack.warnings) + ("\n" if stack.warnings else ""),
         sections.resources_by_type(run) + "\n\n",
-        "GPU pools\n" + sections.gpu_pools(run) + "\n\n",
+        "GPU pools\n" + sections.gpu_pools(run, sections.advertised(plan.model, plan.claims)) + "\n\n",
         "Monthly cost estimate\n" + sections.cost_estimate(run) + "\n\n",
         quota.text(run, stack.stack, stack.config.get(f"{stack.project}:location")) + "\n\n",
         training.text(run),

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from components.core import catalog
 from planner.azure.pools import agent_pool
+from planner.azure.quota import kaito_nodes
 from planner.charts.model import CONFIG_FILE
 from planner.engine.program import ProgramRun
 from planner.engine.values import plain
@@ -22,17 +23,35 @@ class PoolLine:
     nodes_max: int
     mig_profile: str | None
     spot: bool
+    spot_max_price: float | None = None
+    """``spotMaxPrice``: -1 (or None) pays up to the on-demand price."""
+
+    @property
+    def spot_ceiling(self) -> float | None:
+        """The most a Spot node costs per hour: its max price, else the on-demand price."""
+        if self.spot_max_price is not None and self.spot_max_price > 0:
+            return self.spot_max_price
+        return catalog.vm_price(self.vm_size)
 
     @property
     def sku(self) -> catalog.GpuSku | None:
         return catalog.skus().get(self.vm_size)
 
+    @property
+    def hourly(self) -> float | None:
+        """On-demand list price of one node (Spot prices are not in the catalog)."""
+        return None if self.spot else catalog.vm_price(self.vm_size)
+
 
 def pool_lines(run: ProgramRun) -> list[PoolLine]:
-    """Every agent pool of the plan (standalone AgentPools, AKS-managed GPU pools and the cluster's inline pools)."""
+    """Every node that costs money: agent pools (standalone AgentPools, AKS-managed GPU pools, the cluster's
+    inline pools) and the GPU nodes KAITO provisions for its workspaces."""
     lines = []
     for r in run.resources:
         inputs = plain(r.inputs)
+        if (kaito := kaito_nodes(r)) is not None:
+            lines.append(PoolLine(kaito[0], kaito[1], kaito[2], kaito[2], None, False))
+            continue
         if (pool := agent_pool(r)) is not None:
             profiles = [pool[1] | {"name": pool[0]}]
         elif r.type.endswith("containerservice:ManagedCluster"):
@@ -50,6 +69,7 @@ def pool_lines(run: ProgramRun) -> list[PoolLine]:
                     high,
                     p.get("gpuInstanceProfile"),
                     p.get("scaleSetPriority") == "Spot",
+                    p.get("spotMaxPrice"),
                 )
             )
     return lines
@@ -60,13 +80,16 @@ def resources_by_type(run: ProgramRun) -> str:
     return table(["resource type", "count"], [[t, n] for t, n in sorted(counts.items())])
 
 
-def gpu_pools(run: ProgramRun) -> str:
+def gpu_pools(run: ProgramRun, served: dict[str, str] | None = None) -> str:
+    """The GPU pools; ``served``: how each pool's GPUs are requested when the plan knows better than the size
+    does (``advertised``), e.g. a pool whose GPUs only the DRA driver publishes."""
     rows = []
     for line in pool_lines(run):
         sku = line.sku
-        if sku is None:
+        if sku is None or line.pool.startswith("kaito "):
             continue
         resource, per_node = sku.gpu_resource(line.mig_profile)
+        schedulable = (served or {}).get(line.pool, f"{resource} x{per_node}")
         nodes = f"{line.nodes_min}" if line.nodes_min == line.nodes_max else f"{line.nodes_min}-{line.nodes_max}"
         rows.append(
             [
@@ -76,7 +99,7 @@ def gpu_pools(run: ProgramRun) -> str:
                 nodes,
                 sku.gpus,
                 f"{sku.total_gpu_memory_gb:g} GB",
-                f"{resource} x{per_node}",
+                schedulable,
                 "spot" if line.spot else "regular",
             ]
         )
@@ -85,40 +108,108 @@ def gpu_pools(run: ProgramRun) -> str:
     return table(["pool", "vm size", "gpu", "nodes", "gpus/node", "vram/node", "schedulable as", "priority"], rows)
 
 
+def advertised(model, claims: list) -> dict[str, str]:
+    """How each GPU pool of a deploy model serves its GPUs: the device plugin's resource where one runs (or AKS
+    runs it), else DRA claims where the plan's claims are satisfied there, else nothing."""
+    found = {}
+    for pool in model.pools:
+        if pool.sku is None:
+            continue
+        resources = [f"{name} x{count}" for name, count in pool.extended.items()]
+        classes = sorted(
+            {v.device_class for v in claims if v.satisfiable and pool.name in [p.strip() for p in v.pool.split(",")]}
+            - {"dranet.net"}
+        )
+        if resources:
+            found[pool.name] = ", ".join(resources)
+        elif classes:
+            found[pool.name] = f"DRA only ({', '.join(classes)})"
+        else:
+            found[pool.name] = "not advertised (no device plugin or DRA driver)"
+    return found
+
+
 def money(value: float) -> str:
     """Dollars with thousands separators and cents."""
     return f"${value:,.2f}"
 
 
-def cost_estimate(run: ProgramRun) -> str:
-    """Monthly list-price estimate: nodes x hourly price x 730 h, plus the control-plane fee."""
-    rows, low_total, high_total, unpriced = [], 0.0, 0.0, []
+@dataclass
+class CostRow:
+    item: str
+    vm_size: str
+    nodes: str
+    hourly: float | None
+    """USD per node-hour: the list price, or a Spot pool's ceiling (``spot``); None when unknown."""
+    monthly_low: float | None
+    monthly_high: float | None
+    spot: bool = False
+
+
+@dataclass
+class CostEstimate:
+    rows: list[CostRow]
+    low: float
+    high: float
+    notes: list[str]
+
+
+def cost_rows(run: ProgramRun) -> CostEstimate:
+    """Monthly list-price estimate: nodes x hourly price x 730 h, plus the control-plane fee. A Spot pool costs at
+    most its ceiling (``spotMaxPrice``, or the on-demand price when that is -1 or unset): the range's upper end
+    includes it, the lower end does not (the market price is unknown offline)."""
+    rows, low_total, high_total, unpriced, spot = [], 0.0, 0.0, [], []
     for line in pool_lines(run):
-        sku = line.sku
-        hourly = sku.price_usd_per_hour if sku else None
-        if hourly is None or line.spot:
-            unpriced.append(f"{line.pool} ({line.vm_size}{', spot' if line.spot else ''})")
-            rows.append([line.pool, line.vm_size, _nodes(line), "n/a", "n/a"])
+        hourly = line.spot_ceiling if line.spot else line.hourly
+        if hourly is None:
+            unpriced.append(f"{line.pool} ({line.vm_size})")
+            rows.append(CostRow(line.pool, line.vm_size, _nodes(line), None, None, None, line.spot))
             continue
         low, high = line.nodes_min * hourly * catalog.HOURS_PER_MONTH, line.nodes_max * hourly * catalog.HOURS_PER_MONTH
+        if line.spot:
+            spot.append(line.pool)
+            low = 0.0
         low_total, high_total = low_total + low, high_total + high
-        rows.append([line.pool, line.vm_size, _nodes(line), f"${hourly:,.3f}", _range(low, high)])
+        rows.append(CostRow(line.pool, line.vm_size, _nodes(line), hourly, low, high, line.spot))
     for r in run.resources:
         if r.type.endswith("containerservice:ManagedCluster"):
             tier = plain(r.inputs).get("sku", {}).get("tier", "Free")
-            fee = catalog.control_plane_usd_per_hour(tier) * catalog.HOURS_PER_MONTH
+            hourly = catalog.control_plane_usd_per_hour(tier)
+            fee = hourly * catalog.HOURS_PER_MONTH
             low_total, high_total = low_total + fee, high_total + fee
-            rows.append([f"control plane ({tier})", "-", "-", f"${catalog.control_plane_usd_per_hour(tier):,.3f}", money(fee)])
-    rows.append(["total", "", "", "", _range(low_total, high_total)])
+            rows.append(CostRow(f"control plane ({tier})", "-", "-", hourly, fee, fee))
     prices = catalog.price_snapshot()
     notes = [
         "List-price estimate: pay-as-you-go Linux, 730 h/month, before discounts, disks, egress and support.",
-        f"GPU prices: {prices['source']}, region {prices['region']}, as of {prices['date']}.",
+        f"VM prices: {prices['source']} (the Azure Retail Prices API, region {prices['region']}, as of {prices['date']}).",
         f"Control plane: {catalog.control_plane_source()}.",
     ]
+    if spot:
+        notes.append(
+            f"Spot ({', '.join(spot)}): at most the ceiling shown (the pool's spotMaxPrice, else the on-demand price); "
+            "the market price is not known offline, so the total's lower end leaves it out."
+        )
     if unpriced:
-        notes.append(f"Not in the total (no list price in the catalog, or Spot): {', '.join(unpriced)}.")
-    return table(["item", "vm size", "nodes", "$/hour/node", "$/month"], rows) + "\n" + "\n".join(f"  note: {n}" for n in notes)
+        notes.append(f"Not in the total (no list price in the catalog's {prices['region']} snapshot): {', '.join(unpriced)}.")
+    return CostEstimate(rows, low_total, high_total, notes)
+
+
+def cost_estimate(run: ProgramRun) -> str:
+    """The cost section: ``cost_rows`` as a table with its notes."""
+    estimate = cost_rows(run)
+    rows = [
+        [
+            row.item,
+            row.vm_size,
+            row.nodes,
+            "n/a" if row.hourly is None else f"{'Spot <= ' if row.spot else ''}${row.hourly:,.3f}",
+            "n/a" if row.monthly_high is None else _range(row.monthly_low, row.monthly_high),
+        ]
+        for row in estimate.rows
+    ]
+    rows.append(["total", "", "", "", _range(estimate.low, estimate.high)])
+    notes = "\n".join(f"  note: {n}" for n in estimate.notes)
+    return table(["item", "vm size", "nodes", "$/hour/node", "$/month"], rows) + "\n" + notes
 
 
 def _nodes(line: PoolLine) -> str:

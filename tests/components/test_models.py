@@ -475,7 +475,9 @@ def test_fit_options_lists_every_current_size_that_serves_the_model_cheapest_fir
     assert {o.tp for o in options} == {1, 2, 4, 8}
     assert any(o.mig_profile for o in options) and any(o.gpu.startswith("MI300X") for o in options)
     first = options[0]
-    assert (first.vm_size, first.mig_profile) == (A100_80_X1, "MIG3g"), "a smaller share of the same VM first"
+    assert (first.vm_size, first.price_usd_per_hour) == ("Standard_NV36ads_A10_v5", 3.2), "the cheapest size that holds it"
+    a100 = [o.mig_profile for o in options if o.vm_size == A100_80_X1]
+    assert a100[0] == "MIG3g" and a100[-1] is None, "a smaller share of the same VM first"
     for a, b in itertools.pairwise(options):
         if a.price_usd_per_hour == b.price_usd_per_hour:
             assert a.gpu_share <= b.gpu_share

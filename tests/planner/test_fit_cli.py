@@ -51,7 +51,7 @@ def test_table_lists_the_options_cheapest_first(capsys):
         assert column in header
     rows = table_rows(out)
     assert len(rows) == len(fit_options(LLAMA_8B, 8192))
-    assert rows[0][:3] == ["Standard_NC24ads_A100_v4", "A100-80GB MIG 3g.40gb", "1"]
+    assert rows[0][:3] == ["Standard_NV36ads_A10_v5", "A10-24GB", "1"]
     prices = [float(r[7]) for r in rows if r[7] != "n/a"]
     assert prices == sorted(prices) and rows[-1][7] == "n/a"
     whole = next(r for r in rows if r[:3] == ["Standard_NC24ads_A100_v4", "A100-80GB", "1"])
@@ -70,7 +70,7 @@ def test_json_output_carries_every_number_and_the_assumptions(capsys):
     assert report["fits"] is True and report["problem"] is None
     assert (
         report["assumptions"]["runtime_overhead_gib"] == models.RUNTIME_OVERHEAD_GIB
-        and "unverified" in report["assumptions"]["prices"]["source"]
+        and "zz_generated.pricing.go" in report["assumptions"]["prices"]["source"]
     )
     options = report["options"]
     assert options and all(o["fits"] for o in options)
