@@ -5,7 +5,7 @@ STACK ?= dev
 # Tests and lint write nothing into the checkout: bytecode goes to the temp folder.
 export PYTHONPYCACHEPREFIX ?= $(or $(TMPDIR),/tmp)/aks-gpu-inference-pycache
 
-.PHONY: plan test test-fast lint format snapshots bench clean
+.PHONY: plan test test-fast lint format snapshots docs bench clean
 
 $(BIN)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	@echo "» installing into $(VENV): the Pulumi, Azure and Kubernetes SDKs, Helm's SDK and the test tools (requirements-dev.txt);"
@@ -36,6 +36,9 @@ format: $(BIN)/.installed
 
 snapshots: $(BIN)/.installed  ## refresh tests/snapshots after an intended change to rendered output
 	UPDATE_SNAPSHOTS=1 $(BIN)/python -m pytest -q tests/test_snapshots.py
+
+docs: $(BIN)/.installed  ## regenerate the rule table in docs/policies.md from policies/rules
+	$(BIN)/python -m policies.rule_table --write docs/policies.md
 
 bench: $(BIN)/.installed  ## benchmarks; print ratios measured in one run
 	$(BIN)/python bench/plan_bench.py

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal, TypeVar
 import pulumi
 from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
-from .core.errors import ConfigError, FieldProblem, validation_problems
+from .core.errors import ConfigError, FieldProblem, StackFileConfigError, validation_problems
 from .core.security import NODE_AGENT_LABELS
 
 PACKAGE = "aks-gpu"
@@ -43,6 +43,11 @@ class ComponentInputError(ConfigError, pulumi.RunError, pulumi.InputPropertiesEr
         self.errors = [{"property_path": e.field, "reason": e.problem} for e in errors or []] or [
             {"property_path": p.split("=", 1)[0], "reason": p} for p in problems
         ]
+
+
+class StackFileError(ComponentInputError, StackFileConfigError):
+    """The stack file itself is at fault (``load_stack_config``): the planner reports it as the file's error,
+    not as a component refusing its arguments."""
 
 
 Args = TypeVar("Args", bound=BaseModel)

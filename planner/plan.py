@@ -12,7 +12,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from components.core.errors import ConfigError
+from components.core.errors import ConfigError, StackFileConfigError
 from planner import analyzer, charts, claims, deploy
 from planner.deploy import crds as deploy_crds
 from planner.engine import program as engine
@@ -122,6 +122,8 @@ def _run_program(project_dir: Path, stack: stackfile.StackFile) -> engine.Progra
 
     try:
         return engine.run_program(project_dir, stack.project, stack.stack, stack.config, stack.secret_keys)
+    except StackFileConfigError as err:
+        raise ConfigError(err.context, err.problems) from None  # the file is at fault, not a component
     except pulumi.RunError as err:
         # Components raise RunError subclasses for bad input: the message (component, argument, value) is the whole story.
         raise ConfigError("a component of the stack program refused its arguments", [str(err)]) from None

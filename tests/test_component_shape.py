@@ -80,11 +80,12 @@ def test_core_and_the_package_roots_import_no_pulumi():
     assert result.stdout.strip() == "[]"
 
 
-def test_the_readme_imports_only_what_components_exports():
+def test_the_docs_import_only_what_components_exports():
     import ast
     import re
 
-    blocks = re.findall(r"```python\n(.*?)```", (REPO / "README.md").read_text(), flags=re.S)
+    docs = [REPO / "README.md", *(REPO / "docs").glob("*.md")]
+    blocks = [b for doc in docs for b in re.findall(r"```python\n(.*?)```", doc.read_text(), flags=re.S)]
     imported = {
         alias.name
         for block in blocks

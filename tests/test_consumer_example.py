@@ -84,39 +84,3 @@ def test_consumer_stack_runs_on_the_installed_package(installed):
     namespace = next(inputs for t, _, inputs in plan["resources"] if t == "kubernetes:core/v1:Namespace")
     kubernetes_validate.validate(yaml.safe_load(yaml.safe_dump(namespace)), "1.35", strict=True)
     assert plan["outputs"]["node_selector"] == {"kubernetes.azure.com/agentpool": "t4batch"}
-
-
-def test_readme_python_examples_are_valid_python():
-    import ast
-    import re
-
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    blocks = re.findall(r"```python\n(.*?)```", readme, flags=re.S)
-    assert len(blocks) >= 2
-    for block in blocks:
-        ast.parse(block)
-
-
-def test_the_readme_composed_example_plans_clean_in_a_project_of_its_own(tmp_path):
-    """The Components section's two Python blocks, pasted one after the other into a new project's __main__.py,
-    plan with no deploy blocker and no mandatory finding."""
-    import re
-
-    from planner.cli import main
-    from tests.conftest import chart_sources
-
-    chart_sources()  # the example installs DRANET and the NVIDIA DRA driver: their charts must render
-    readme = (REPO / "README.md").read_text()
-    section = readme[readme.index("## Components") : readme.index("## The GPU catalog")]
-    blocks = re.findall(r"```python\n(.*?)```", section, flags=re.S)
-    assert len(blocks) == 2
-    (tmp_path / "__main__.py").write_text("\n".join(blocks))
-    (tmp_path / "Pulumi.yaml").write_text("name: readme-example\nruntime: python\n")
-    (tmp_path / "Pulumi.readme.yaml").write_text(
-        "config:\n  azure-native:location: eastus\n  readme-example:vllm_api_key:\n    secure: v1:placeholder\n"
-    )
-    out = tmp_path / "out"
-    assert main(["plan", "readme", "--project-dir", str(tmp_path), "--out", str(out), "-q", "--as-of", "2026-12-01"]) == 0
-    findings = json.loads((out / "deployability.json").read_text())["findings"]
-    assert [f for f in findings if f["level"] == "blocker"] == []
-    assert [v for v in json.loads((out / "policy.json").read_text()) if v["enforcement"] == "mandatory"] == []

@@ -52,6 +52,10 @@ class ConfigError(ValueError):
         super().__init__(f"{context}:\n{lines}")
 
 
+class StackFileConfigError(ConfigError):
+    """The stack file itself is at fault (not a component's arguments): reported as the file's error."""
+
+
 def _path(loc: tuple) -> str:
     path = ""
     for part in loc:

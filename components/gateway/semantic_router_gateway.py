@@ -85,6 +85,10 @@ class SemanticRouterGateway(pulumi.ComponentResource):
         cluster.require("SemanticRouterGateway", name, "oidc_issuer_url", "location")
         raise_problems("SemanticRouterGateway", name, semantic_router_gateway_problems(args, models, secrets, shared))
         config = router_config_args(name, args, models, shared)
+        # The gateway waits for what it routes to: its NetworkPolicies, keys and grants land in the models'
+        # namespaces, which exist only once the models (and what they wait for) do.
+        backends = [*models.values(), *shared.kaito.values(), *shared.dynamo.values()]
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=backends))
         super().__init__(f"{PACKAGE}:index:SemanticRouterGateway", name, None, opts)
         # Every child, nested components included, uses the provider of opts where given, else the cluster's.
         cluster = replace(cluster, provider=kubernetes_provider(opts, cluster.provider))

@@ -12,7 +12,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_azure_native import resources
 
-from .._base import ComponentInputError
+from .._base import ComponentInputError, StackFileError
 from ..azure import managed_gpu
 from ..azure.aks_cluster import AksCluster
 from ..azure.gpu_node_pool import GpuNodePool
@@ -46,7 +46,7 @@ def load_stack_config() -> StackConfig:
     try:
         return parse_stack_config(raw, f"Pulumi.{pulumi.get_stack()}.yaml")
     except ConfigError as err:
-        raise ComponentInputError(err.context, err.problems) from None
+        raise StackFileError(err.context, err.problems) from None
 
 
 @dataclass
@@ -360,7 +360,6 @@ def _gateway(config: StackConfig, stack: Stack, group_name: pulumi.Input[str]) -
     stack.gateway = SemanticRouterGateway(
         "gateway",
         config.gateway,
-        opts=pulumi.ResourceOptions(depends_on=[*stack.models.values(), *stack.kaito.values(), *filter(None, [stack.dynamo])]),
         # Azure OpenAI, the identities and Grafana go into the stack's resource group, which may not be
         # an existing cluster's.
         cluster=replace(stack.cluster.context, resource_group_name=group_name),

@@ -22,6 +22,10 @@ class Rule:
     """JSON-schema properties of the rule's knobs, each with its default."""
     check: Callable[[StackIndex, dict[str, Any]], Iterable[Violation | Exemption]]
     """Yields violations, and exemptions where the rule's config accepts a case on purpose."""
+    why: str = ""
+    """What the rule checks and why, with the seed it comes from (Markdown), for the rule table in docs/policies.md."""
+    fix: str = ""
+    """The usual fix, in a few words (Markdown), for the rule table."""
 
     def defaults(self) -> dict[str, Any]:
         return {key: schema["default"] for key, schema in self.config.items()}

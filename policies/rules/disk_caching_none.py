@@ -36,6 +36,8 @@ def _check(index: StackIndex, _config: dict):
 RULE = Rule(
     name=NAME,
     description="Azure Disk storage classes used by GPU workloads set cachingMode: None.",
+    why="Azure Disk StorageClasses set `cachingMode: None` (the CSI default is ReadOnly; host caching and GPU DMA lock up I/O, seed 002).",
+    fix="add the parameter",
     enforcement="advisory",
     scope="resource",
     unknowns="skips",

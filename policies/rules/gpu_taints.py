@@ -102,6 +102,8 @@ def _nodepools(index: StackIndex, taint: str):
 RULE = Rule(
     name=NAME,
     description="GPU pools carry the GPU taint and every workload that requests GPUs tolerates it.",
+    why="Every GPU pool carries the GPU taint; every workload that requests GPUs (`nvidia.com/gpu`, `amd.com/gpu`, `nvidia.com/mig-*`, DRA claims on GPU device classes) tolerates it. Keeps general pods off GPU nodes; an untolerating GPU pod stays Pending (seeds 002, 004).",
+    fix="add the taint / the toleration",
     enforcement="mandatory",
     scope="stack",
     unknowns="fails closed for taints and tolerations; skips pools whose vmSize is unknown",

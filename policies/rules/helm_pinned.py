@@ -40,6 +40,8 @@ def _check(index: StackIndex, _config: dict):
 RULE = Rule(
     name=NAME,
     description="Helm charts and releases pin a chart version.",
+    why="Helm `Chart` (v4) and `Release` (v3) resources set `version`.",
+    fix="pin the chart version",
     enforcement="advisory",
     scope="resource",
     unknowns="skips",

@@ -26,6 +26,8 @@ def _check(index: StackIndex, _config: dict):
 RULE = Rule(
     name=NAME,
     description="Container images are pinned to a version tag or digest (no latest, no missing tag).",
+    why="Images have a version tag (not `latest`) or a digest.",
+    fix="pin the image",
     enforcement="advisory",
     scope="resource",
     unknowns="skips",

@@ -103,6 +103,8 @@ def _rdma_problems(context, allowed: set[str]) -> list[str]:
 RULE = Rule(
     name=NAME,
     description="No privileged containers; containers claiming RDMA NICs add IPC_LOCK, drop ALL and forbid privilege escalation.",
+    why="No container is `privileged`; containers that claim RDMA NICs add `IPC_LOCK`, drop `ALL`, set `allowPrivilegeEscalation: false`, and add nothing else (seed 004).",
+    fix="replace `privileged` with the capability set",
     enforcement="mandatory",
     scope="stack",
     unknowns="fails closed",

@@ -37,6 +37,8 @@ def _check(index: StackIndex, _config: dict):
 RULE = Rule(
     name=NAME,
     description="Workloads on MIG pools request the pool's nvidia.com/mig-<slice> resource, not nvidia.com/gpu.",
+    why="Pods on a MIG pool request that pool's `nvidia.com/mig-<slice>`, not `nvidia.com/gpu`, which such nodes never advertise (seed 002).",
+    fix="request the slice",
     enforcement="advisory",
     scope="stack",
     unknowns="skips",

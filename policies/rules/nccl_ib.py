@@ -41,6 +41,8 @@ def _check(index: StackIndex, _config: dict):
 RULE = Rule(
     name=NAME,
     description="Multi-node RDMA workloads set NCCL_IB_DISABLE=0 and never 1, so NCCL uses InfiniBand.",
+    why="Containers that claim RDMA NICs set `NCCL_IB_DISABLE=0`, never `1` (NCCL otherwise falls back to TCP, ~80x slower, seed 002).",
+    fix="set the variable",
     enforcement="advisory",
     scope="stack",
     unknowns="skips",

@@ -32,6 +32,8 @@ def _check(index: StackIndex, _config: dict):
 RULE = Rule(
     name=NAME,
     description="Containers do not override the memory-lock limit; RDMA uses IPC_LOCK with the default RLIMIT_MEMLOCK.",
+    why="No `ulimit -l`/memlock override in commands; RDMA works with the default RLIMIT_MEMLOCK plus `IPC_LOCK` (seed 004).",
+    fix="remove it, add `IPC_LOCK`",
     enforcement="advisory",
     scope="resource",
     unknowns="skips",

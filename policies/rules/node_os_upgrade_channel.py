@@ -39,6 +39,8 @@ def _check(index: StackIndex, config: dict):
 RULE = Rule(
     name=NAME,
     description="AKS clusters upgrade node OS images through the NodeImage channel, so kernel and NVIDIA driver move together.",
+    why="`autoUpgradeProfile.nodeOSUpgradeChannel` is `NodeImage`. `Unmanaged` lets unattended-upgrades move the kernel under the NVIDIA module (`nvidia.com/gpu: 0` after reboot, seed 002); a missing value fails too, since the service default is no promise.",
+    fix="set `NodeImage`",
     enforcement="mandatory",
     scope="resource",
     unknowns="fails closed",

@@ -40,6 +40,8 @@ def _check(index: StackIndex, config: dict):
 RULE = Rule(
     name=NAME,
     description="Prefill and decode pods of a disaggregated model carry required pod anti-affinity on kubernetes.io/hostname.",
+    why="Pods labelled prefill/decode carry required pod anti-affinity on `kubernetes.io/hostname` (seed 004).",
+    fix="add the affinity",
     enforcement="advisory",
     scope="resource",
     unknowns="skips",

@@ -125,6 +125,8 @@ def _pinned_pools(index: StackIndex, r: Resource, template: PodTemplate, found: 
 RULE = Rule(
     name=NAME,
     description="Pools that serve RDMA work (labelled for RDMA, or pinned by pods claiming RDMA NICs) are RDMA-capable ND sizes.",
+    why="A pool labelled `aks-gpu-inference/rdma=true`, or pinned (below) by a pod that claims RDMA NICs, is an RDMA size (`r` among the capability letters, catalog-backed). An NC size has no InfiniBand: NCCL silently falls back to Ethernet (seeds 002, 004).",
+    fix="use an ND `…r…` size, or pin the pod to one",
     enforcement="mandatory",
     scope="stack",
     unknowns="fails closed",

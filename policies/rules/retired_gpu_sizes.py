@@ -26,6 +26,8 @@ def _check(index: StackIndex, _config: dict):
 RULE = Rule(
     name=NAME,
     description="Agent pools use GPU sizes that Azure has not retired.",
+    why="No pool uses a retired GPU size (catalog; NCv3 retired 2025-09-30).",
+    fix="move to a current size",
     enforcement="advisory",
     scope="resource",
     unknowns="skips",
