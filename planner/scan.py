@@ -7,8 +7,9 @@ or metadata: such a file gives no objects), and *warnings*, what it scanned but 
 objects, a document that is not one, a kind unknown to the rules asking for GPUs, RDMA or DRA claims,
 a claim not among the objects). Exit code (``planner.cli``): 1 on a mandatory finding, even beside
 errors; else 2 on any error (bad input); else 0, whatever the warnings and advisory findings. JSON
-and SARIF always print a whole document (``scan_report``). No Pulumi SDK import: it must stay fast enough for
-every commit.
+and SARIF always print a whole document (``scan_report``); SARIF places each finding at the line of the
+field it names (``place``), from the YAML nodes the file was parsed into. No Pulumi SDK import: it must stay
+fast enough for every commit.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +60,18 @@ class Located:
     resource: Resource
     path: str
     line: int
+    node: yaml.Node | None = None
+    """The object's composed YAML node: the lines of the fields in it (``place``)."""
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where in its file a finding points: the line of the field it names, and the pod template it is about."""
+
+    file: str
+    line: int
+    template: str | None = None
+    """The path of the pod template (``spec.leaderWorkerTemplate.workerTemplate.spec``), when the finding names one."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +107,14 @@ class Report:
     @property
     def mandatory(self) -> int:
         return sum(f.level == "mandatory" for f in self.findings)
+
+    @cached_property
+    def _by_resource(self) -> dict[int, Located]:
+        return {id(item.resource): item for item in self.located}
+
+    def place(self, finding: Finding) -> Place:
+        """Where a finding of this report points (``place``)."""
+        return place(self._by_resource[id(finding.violation.resource)], finding.violation.message)
 
 
 def _line(text: str, index: int) -> int:
@@ -182,10 +204,11 @@ def _yaml_problem(text: str, name: str, err: safe_yaml.InputError) -> Problem:
     return Problem("error", "invalid-yaml", name, err.line, f"{what}: {details}")
 
 
-def _located(documents: list[tuple[object, int | None]], text: str, name: str) -> tuple[list[Located], list[Problem]]:
+def _located(documents: list[tuple[object, yaml.Node | None]], text: str, name: str) -> tuple[list[Located], list[Problem]]:
     """The objects of a parsed file, and its warnings; one object with invalid metadata fails the whole file."""
     found, problems = [], []
-    for obj, line in documents:
+    for obj, node in documents:
+        line = node.start_mark.line + 1 if node is not None else None
         if not (isinstance(obj, dict) and isinstance(obj.get("apiVersion"), str) and isinstance(obj.get("kind"), str)):
             if obj is not None and obj is not _EMPTY_LIST:
                 message = "not a Kubernetes object (a mapping with string apiVersion and kind): skipped"
@@ -196,7 +219,7 @@ def _located(documents: list[tuple[object, int | None]], text: str, name: str) -
             message = f"{obj['kind']}: metadata must be a mapping whose name and namespace are strings"
             return [], [Problem("error", "invalid-object", name, line, message)]
         token = token_for_manifest(obj["apiVersion"], obj["kind"])
-        found.append(Located(Resource(token, str(metadata.get("name", "?")), obj, f"{name}:{line}"), name, line))
+        found.append(Located(Resource(token, str(metadata.get("name", "?")), obj, f"{name}:{line}"), name, line, node))
     if not found:
         return [], [Problem("warning", "no-objects", name, None, _why_empty(documents))]
     if action := _HELM_ACTION.search(text):
@@ -215,8 +238,8 @@ def _where_in(name: str, problem: str) -> str:
     return f"line {line}{f', column {column}' if column else ''}: {what}"
 
 
-def _documents(text: str, name: str) -> list[tuple[object, int | None]]:
-    """Each document (List items in its place) with its first line; an empty document is (None, None).
+def _documents(text: str, name: str) -> list[tuple[object, yaml.Node | None]]:
+    """Each document (List items in its place) with its composed node; an empty document is (None, None).
     Read with the bounded loader: alias bombs, self-references, deep nesting, huge integers, values
     their tag cannot convert and duplicate keys are refused before anything is built."""
     result = []
@@ -225,17 +248,17 @@ def _documents(text: str, name: str) -> list[tuple[object, int | None]]:
     return result
 
 
-def _objects(document: object, node: yaml.Node) -> list[tuple[object, int | None]]:
+def _objects(document: object, node: yaml.Node) -> list[tuple[object, yaml.Node]]:
     """The objects of one YAML document; ``kind: List`` and typed lists (``PodList``) give their items."""
     if not (isinstance(document, dict) and _is_list(document) and isinstance(node, yaml.MappingNode)):
-        return [(document, node.start_mark.line + 1)]
+        return [(document, node)]
     item_nodes = next((v.value for k, v in node.value if k.value == "items" and isinstance(v, yaml.SequenceNode)), [])
     kind, result = document["kind"], []
     for item, item_node in zip(items(document.get("items")), item_nodes, strict=False):
         if kind != "List" and isinstance(item, dict):  # a typed list's items may leave out kind and apiVersion
             item = {"apiVersion": document.get("apiVersion"), "kind": kind.removesuffix("List"), **item}
-        result.append((item, item_node.start_mark.line + 1))
-    return result or [(_EMPTY_LIST, node.start_mark.line + 1)]
+        result.append((item, item_node))
+    return result or [(_EMPTY_LIST, node)]
 
 
 def _is_list(obj: dict) -> bool:
@@ -244,7 +267,7 @@ def _is_list(obj: dict) -> bool:
     return kind == "List" or typed
 
 
-def _why_empty(documents: list[tuple[object, int | None]]) -> str:
+def _why_empty(documents: list[tuple[object, yaml.Node | None]]) -> str:
     if any(obj is _EMPTY_LIST for obj, _ in documents):
         return "no Kubernetes objects: its List has no items"
     if all(obj is None for obj, _ in documents):
@@ -313,6 +336,54 @@ def blind_spots(located: list[Located]) -> list[Problem]:
 def _namespace(resource: Resource) -> str:
     namespace = get(resource.props, "metadata", "namespace")
     return namespace if isinstance(namespace, str) else "default"
+
+
+# A rule names the place of a finding after the resource's label: ``<label> <path>[ <container>]: <field> ...``
+# (``Deployment ml/chat spec.template.spec.containers[0] vllm: image 'vllm/vllm-openai' is not pinned``) or
+# ``<label>: <field> ...`` (``StorageClass disk: parameters.cachingMode is not set``).
+_KEY_PATH = r"[A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*|\[\d+\])*"
+_WHERE = re.compile(rf"(?: (?P<path>{_KEY_PATH})(?: [^\s:]+)?)?(?:: (?P<field>{_KEY_PATH}))?")
+_STEP = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def place(item: Located, message: str) -> Place:
+    """Where a finding on ``item`` points, read from its message: the line of the field named after the label
+    (``spec.template.spec.containers[0] vllm: securityContext.privileged``), else of its nearest ancestor in the
+    file (a field left out is reported on its parent), else of the object; and the pod template it is under."""
+    label = item.resource.label
+    found = _WHERE.match(message, len(label)) if message.startswith(label) else None
+    path, key = (found["path"], found["field"]) if found else (None, None)
+    line = item.line
+    if item.node is not None:
+        node, line, complete = _descend(item.node, _steps(path), line)
+        if complete and key:
+            _, line, _ = _descend(node, _steps(key), line)
+    templates = pod_templates(item.resource) if path else []
+    template = next((t.path.rstrip(".") for t in templates if t.path and f"{path}.".startswith(t.path)), None)
+    return Place(item.path, line, template)
+
+
+def _steps(path: str | None) -> list[str | int]:
+    """``spec.containers[0].image`` as ``["spec", "containers", 0, "image"]``."""
+    return [int(index) if index else key for key, index in _STEP.findall(path or "")]
+
+
+def _descend(node: yaml.Node, steps: list[str | int], line: int) -> tuple[yaml.Node, int, bool]:
+    """The node at ``steps`` below ``node`` and the 1-based line of its key (or list item), from ``line`` for
+    ``node`` itself; where a step is missing, the nearest ancestor and False. Aliased nodes are shared, so a
+    field reached through an alias is reported where its anchor is written."""
+    for step in steps:
+        if isinstance(node, yaml.MappingNode) and isinstance(step, str):
+            pair = next(((k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == step), None)
+            if pair is None:
+                return node, line, False
+            line, node = pair[0].start_mark.line + 1, pair[1]
+        elif isinstance(node, yaml.SequenceNode) and isinstance(step, int) and step < len(node.value):
+            node = node.value[step]
+            line = node.start_mark.line + 1
+        else:
+            return node, line, False
+    return node, line, True
 
 
 def run(paths: Iterable[str], config: dict | None = None) -> Report:

@@ -4,22 +4,24 @@ from __future__ import annotations
 
 import json
 import os
+import re
+from functools import cache
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
-from planner.scan import CHECKS, Problem, Report
+from planner.scan import CHECKS, Place, Problem, Report
 from policies.rules import RULES, Finding
+
+SRCROOT = "SRCROOT"
+"""The SARIF base of relative file URIs: the working folder, which CI runs the scan from (the repository root)."""
+_LEVEL = {"mandatory": "error", "advisory": "warning"}
+_SEMVER = re.compile(r"\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?")
 
 
 def _where(finding: Finding) -> tuple[str, int]:
     path, _, line = finding.violation.urn.rpartition(":")
     return path, int(line)
-
-
-def _uri(path: str) -> str:
-    """SARIF wants locations relative to the repository root: relative to the working folder when inside it."""
-    relative = os.path.relpath(path)
-    return path if relative.startswith("..") else Path(relative).as_posix()
 
 
 def _finding(f: Finding) -> dict[str, Any]:
@@ -44,23 +46,56 @@ def as_json(report: Report, exit_code: int) -> str:
     return json.dumps(document, indent=2)
 
 
-def _location(file: str, line: int | None) -> dict:
+@cache  # one per file: its findings share it
+def _artifact(file: str, base: Path) -> dict[str, str]:
+    """A file as SARIF wants it for code scanning: a URI relative to ``SRCROOT`` when inside it, else an absolute
+    ``file:`` URI (which takes no base)."""
+    path = Path(os.path.abspath(file))
+    if path.is_relative_to(base):
+        return {"uri": quote(path.relative_to(base).as_posix()), "uriBaseId": SRCROOT}
+    return {"uri": path.as_uri()}
+
+
+def _location(file: str, line: int | None, base: Path) -> dict:
     region = {"region": {"startLine": line}} if line else {}
-    return {"physicalLocation": {"artifactLocation": {"uri": _uri(file)}, **region}}
+    return {"physicalLocation": {"artifactLocation": _artifact(file, base), **region}}
 
 
-def _notification(problem: Problem) -> dict:
+def _result(finding: Finding, where: Place, base: Path) -> dict:
+    """A finding at the line of the field it names, logically in its pod template when it names one, else its object."""
+    label = finding.violation.resource.label
+    logical = (
+        {"name": where.template, "fullyQualifiedName": f"{label} {where.template}", "kind": "member"}
+        if where.template
+        else {"name": label, "fullyQualifiedName": label, "kind": "resource"}
+    )
+    return {
+        "ruleId": finding.rule.name,
+        "level": _LEVEL[finding.level],
+        "message": {"text": finding.violation.message},
+        "locations": [{**_location(where.file, where.line, base), "logicalLocations": [logical]}],
+    }
+
+
+def _notification(problem: Problem, base: Path) -> dict:
     notification = {"level": problem.level, "message": {"text": problem.message}, "descriptor": {"id": problem.check}}
-    return {**notification, "locations": [_location(problem.file, problem.line)]} if problem.file else notification
+    return {**notification, "locations": [_location(problem.file, problem.line, base)]} if problem.file else notification
 
 
-_LEVEL = {"mandatory": "error", "advisory": "warning"}
+def _driver() -> dict[str, str]:
+    """The tool's name and version. The project publishes no web page, so there is no ``informationUri``."""
+    from planner import __version__
+
+    return {"name": "aks-gpu scan", "version": __version__} | (
+        {"semanticVersion": __version__} if _SEMVER.fullmatch(__version__) else {}
+    )
 
 
 def as_sarif(report: Report, exit_code: int) -> str:
-    """SARIF 2.1.0 for code-scanning upload: mandatory findings are errors, advisory ones warnings. The
-    scan's own errors and warnings are the invocation's tool execution notifications (a bad policy
-    config a tool configuration notification)."""
+    """SARIF 2.1.0 for code-scanning upload: mandatory findings are errors, advisory ones warnings, each at
+    the line of the field it names (``Report.place``) in a file relative to ``SRCROOT``. The scan's own
+    errors and warnings are the invocation's tool execution notifications (a bad policy config a tool
+    configuration notification)."""
     rules = [
         {
             "id": rule.name,
@@ -70,23 +105,18 @@ def as_sarif(report: Report, exit_code: int) -> str:
         }
         for rule in RULES
     ]
-    results = [
-        {
-            "ruleId": f.rule.name,
-            "level": _LEVEL[f.level],
-            "message": {"text": f.violation.message},
-            "locations": [_location(*_where(f))],
-        }
-        for f in report.findings
-    ]
+    base = Path.cwd()
+    results = [_result(f, report.place(f), base) for f in report.findings]
     invocation = {
         "executionSuccessful": not report.errors,
         "exitCode": exit_code,
-        "toolExecutionNotifications": [_notification(p) for p in report.problems if p.check != "policy-config"],
-        "toolConfigurationNotifications": [_notification(p) for p in report.problems if p.check == "policy-config"],
+        "toolExecutionNotifications": [_notification(p, base) for p in report.problems if p.check != "policy-config"],
+        "toolConfigurationNotifications": [_notification(p, base) for p in report.problems if p.check == "policy-config"],
     }
     notifications = [{"id": check, "shortDescription": {"text": text}} for check, text in CHECKS.items()]
-    run_ = {"tool": {"driver": {"name": "aks-gpu scan", "rules": rules, "notifications": notifications}}}
+    run_ = {"tool": {"driver": {**_driver(), "rules": rules, "notifications": notifications}}}
+    root = base.as_uri()
+    run_ |= {"originalUriBaseIds": {SRCROOT: {"uri": root if root.endswith("/") else root + "/"}}}
     run_ |= {"invocations": [invocation], "results": results}
     sarif = {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0", "runs": [run_]}
     return json.dumps(sarif, indent=2)

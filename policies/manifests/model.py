@@ -36,12 +36,17 @@ class Resource:
 
     @property
     def label(self) -> str:
-        """How a person finds the resource: ``Kind namespace/name``."""
+        """How a person finds the resource: ``Kind namespace/name``; ``Kind namespace/prefix-*`` for an object
+        named by ``metadata.generateName`` (the API server appends a random suffix to the prefix)."""
         kind = self.type.rsplit(":", 1)[-1]
         metadata = self.props.get("metadata") if isinstance(self.props, Mapping) else None
-        if isinstance(metadata, Mapping) and isinstance(metadata.get("name"), str):
-            namespace = metadata.get("namespace")
-            return f"{kind} {namespace + '/' if isinstance(namespace, str) else ''}{metadata['name']}"
+        metadata = metadata if isinstance(metadata, Mapping) else {}
+        namespace = metadata.get("namespace")
+        where = f"{namespace}/" if isinstance(namespace, str) else ""
+        if isinstance(metadata.get("name"), str):
+            return f"{kind} {where}{metadata['name']}"
+        if isinstance(metadata.get("generateName"), str):
+            return f"{kind} {where}{metadata['generateName']}*"
         return f"{kind} {self.name}"
 
 
@@ -102,6 +107,8 @@ class PodTemplate:
     moved: Mapping[int, str] = field(default_factory=dict)
     """Containers the resource keeps outside ``spec.containers`` (an InferenceService's ``predictor.model``),
     appended to ``spec["containers"]``: their indexes there and their real locations."""
+    named: bool = False
+    """The resource has several pod templates (a LeaderWorkerSet's leader and workers), so ``label`` names this one."""
 
     def containers(self) -> Iterator[tuple[str, Mapping[str, Any]]]:
         """Every container of every list, with a readable location (``containers[0] vllm``)."""
@@ -113,7 +120,9 @@ class PodTemplate:
 
     @property
     def label(self) -> str:
-        return self.resource.label
+        """The resource's label, and this template's path when the resource has several:
+        ``LeaderWorkerSet ml/llama spec.leaderWorkerTemplate.workerTemplate.spec``."""
+        return f"{self.resource.label} {self.path.rstrip('.')}" if self.named and self.path else self.resource.label
 
     def where(self, container_location: str) -> str:
         return f"{self.resource.label} {container_location}"
@@ -141,11 +150,13 @@ def pod_templates(resource: Resource) -> list[PodTemplate]:
 
 def _pod_templates(resource: Resource) -> list[PodTemplate]:
     result = []
-    for found in templates_of(resource.type, resource.props):
+    templates = templates_of(resource.type, resource.props)
+    named = len(templates) > 1
+    for found in templates:
         if isinstance(found.spec, Mapping):
-            result.append(PodTemplate(resource, found.path, found.metadata, found.spec, moved=found.moved))
+            result.append(PodTemplate(resource, found.path, found.metadata, found.spec, moved=found.moved, named=named))
         elif is_unknown(found.spec):
-            result.append(PodTemplate(resource, found.path, {}, {}, unknown=True))
+            result.append(PodTemplate(resource, found.path, {}, {}, unknown=True, named=named))
     return result
 
 

@@ -18,6 +18,7 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from urllib.parse import unquote
 
 import kubernetes_validate
 import pytest
@@ -286,7 +287,8 @@ def test_json_structure_and_counts(capsys):
     assert code == 1
 
 
-def test_sarif_2_1_0_shape(capsys):
+def test_sarif_2_1_0_shape(capsys, monkeypatch):
+    monkeypatch.chdir(REPO)  # SRCROOT, the base of the relative file URIs
     code, out, err = scan(capsys, BROKEN, SEEDS, MULTI, "--format", "sarif")
     assert code == 1 and err == ""
     sarif = json.loads(out)
@@ -308,13 +310,14 @@ def test_sarif_2_1_0_shape(capsys):
         assert result["level"] in ("error", "warning") and result["message"]["text"]
         [location] = result["locations"]
         physical = location["physicalLocation"]
-        path, line = Path(physical["artifactLocation"]["uri"]), physical["region"]["startLine"]
+        assert physical["artifactLocation"]["uriBaseId"] == "SRCROOT"  # the fixtures are below the working folder
+        path, line = REPO / unquote(physical["artifactLocation"]["uri"]), physical["region"]["startLine"]
         assert isinstance(line, int) and line >= 1
-        # startLine is the object's first line (apiVersion, or the "- " of a List item), and the first
-        # name: below it is the object's metadata.name, which the message names.
+        # startLine is the line of the field the finding names, inside its object: the last object start at or
+        # above it (apiVersion, or the "- " of a List item) begins the object whose metadata.name the message names.
         lines = path.read_text().splitlines()
-        assert re.match(r"^(  - )?apiVersion:", lines[line - 1]), (path, line, lines[line - 1])
-        name = next(m[1] for text in lines[line - 1 :] if (m := re.match(r"^\s*name: (\S+)$", text)))
+        start = max(n for n, text in enumerate(lines[:line]) if re.match(r"^(  - )?apiVersion:", text))
+        name = next(m[1] for text in lines[start:] if (m := re.match(r"^\s*name: (\S+)$", text)))
         assert name in result["message"]["text"]
 
 

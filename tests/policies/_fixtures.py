@@ -334,7 +334,8 @@ class Case:
 
     ``build`` takes each variant in ``over`` (a workload kind, a pool style, or whatever the module
     varies). Expected messages are substrings, with placeholders ``{label}`` (``Deployment llm/engine``),
-    ``{tpl}`` (``spec.template.spec.``), ``{spec}`` (``spec.template.spec``) for workload kinds and
+    ``{tpl}`` (``spec.template.spec.``), ``{spec}`` (``spec.template.spec``), ``{pod}`` (how a rule names the
+    pod template: ``{label}``, followed by ``{spec}`` for a kind with several) for workload kinds and
     ``{pool}`` (``AgentPool gpu``) for pool styles. ``once`` messages appear once, ``per_template``
     ones once per pod template (twice for a LeaderWorkerSet); nothing else may be reported.
     ``config`` holds the rule's knobs, ``level`` an enforcementLevel override. ``bug`` marks a
@@ -363,13 +364,20 @@ class Case:
         elif variant in POOL_STYLES:
             context["pool"] = pool_where(variant, "gpu")
         return [_fill(s, context) for s in self.once], [
-            _fill(s, {**context, "tpl": p, "spec": p.rstrip(".")}) for s in self.per_template for p in paths
+            _fill(s, {**context, "tpl": p, "spec": p.rstrip("."), "pod": _pod(context, paths, p)})
+            for s in self.per_template
+            for p in paths
         ]
 
     def pack_config(self, rule: Rule) -> dict[str, dict[str, Any]]:
         """The pack config (``--policy-pack-config``) of this case: the rule's knobs and level."""
         settings = {**self.config, **({"enforcementLevel": self.level} if self.level else {})}
         return {rule.name: settings} if settings else {}
+
+
+def _pod(context: Mapping[str, Any], paths: tuple[str, ...], path: str) -> str:
+    """``PodTemplate.label``: the workload's label, and the template's path when the kind has several."""
+    return f"{context['label']} {path.rstrip('.')}" if len(paths) > 1 else context.get("label", "")
 
 
 def params(cases: Sequence[Case]) -> list[Any]:

@@ -62,7 +62,7 @@ def claims(device_class_name, *extra):
     )
 
 
-NOT_TOLERATED = "{label}: requests GPUs (%s) but does not tolerate 'sku=gpu:NoSchedule'; " + ADD_TOLERATION
+NOT_TOLERATED = "{pod}: requests GPUs (%s) but does not tolerate 'sku=gpu:NoSchedule'; " + ADD_TOLERATION
 
 CASES = [
     # pools, standalone and inline, with and without an API version in the type token
@@ -140,7 +140,7 @@ CASES = [
     Case(
         "taint knob reaches the toleration check",
         pod(taint=OTHER_TAINT),
-        per_template=("{label}: requests GPUs (nvidia.com/gpu) but does not tolerate 'nvidia.com/gpu=present:NoSchedule'",),
+        per_template=("{pod}: requests GPUs (nvidia.com/gpu) but does not tolerate 'nvidia.com/gpu=present:NoSchedule'",),
         config={"taint": OTHER_TAINT},
         over=WORKLOAD_KINDS,
     ),
@@ -176,19 +176,19 @@ CASES = [
     Case(
         "unknown tolerations",
         pod(tolerations=UNKNOWN),
-        per_template=("{label}: tolerations are unknown during preview (fails closed)",),
+        per_template=("{pod}: tolerations are unknown during preview (fails closed)",),
         over=WORKLOAD_KINDS,
     ),
     Case(
         "unknown toleration",
         pod(tolerations=[UNKNOWN]),
-        per_template=("{label}: tolerations are unknown during preview (fails closed)",),
+        per_template=("{pod}: tolerations are unknown during preview (fails closed)",),
         over=WORKLOAD_KINDS,
     ),
     Case(
         "unknown toleration value",
         pod(tolerations=[{**GPU_TOLERATION, "value": UNKNOWN}]),
-        per_template=("{label}: tolerations are unknown during preview (fails closed)",),
+        per_template=("{pod}: tolerations are unknown during preview (fails closed)",),
         over=WORKLOAD_KINDS,
     ),
 ]

@@ -62,6 +62,12 @@ class Kind:
         return f"{subject(load(self.file))['kind']} {metadata['namespace']}/{metadata['name']}"
 
     @property
+    def pod_label(self) -> str:
+        """How the rules name the GPU container's pod template: the label, and its path when the kind has several."""
+        path = next(p for p in self.paths if self.where.startswith(p))
+        return f"{self.label} {path.rstrip('.')}" if len(self.paths) > 1 else self.label
+
+    @property
     def container(self) -> tuple[Any, ...]:
         steps = re.findall(r"[^.\[\]]+|\[\d+\]", self.where.split(" ")[0])
         return tuple(int(s[1:-1]) if s.startswith("[") else s for s in steps)
@@ -166,12 +172,12 @@ def test_untolerated_gpu_pod(kind, run, tmp_path):
         assert found == []  # KAITO adds sku=gpu:NoSchedule itself; another taint is not tolerated:
         found = run_rules(run, docs, tmp_path, {"gpu-taints-and-tolerations": {"taint": "gpu=true:NoSchedule"}})
         assert [(r, level) for r, level, _ in found] == [("gpu-taints-and-tolerations", "mandatory")]
-        assert f"{kind.label}: requests GPUs (nvidia.com/gpu)" in found[0][2]
+        assert f"{kind.pod_label}: requests GPUs (nvidia.com/gpu)" in found[0][2]
         return
     assert len(found) == 1, found
     _, level, message = found[0]
     assert level == "mandatory"
-    assert message.startswith(f"{kind.label}: requests GPUs (nvidia.com/gpu)") and UNTOLERATED in message
+    assert message.startswith(f"{kind.pod_label}: requests GPUs (nvidia.com/gpu)") and UNTOLERATED in message
 
 
 @BOTH

@@ -39,7 +39,7 @@ def unknown_metadata(kind):
 PREFILL = {"app": "llama", "llm-d.ai/role": "prefill"}
 DECODE = {"app": "llama", "aks-gpu-inference/role": "decode"}
 NEEDS = (
-    "{label}: %s pods need podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution with topologyKey "
+    "{pod}: %s pods need podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution with topologyKey "
     "kubernetes.io/hostname, so prefill and decode engines never share a node"
 )
 

@@ -46,12 +46,12 @@ def pod_on_pool(style):
 
 
 ON_NC_POOL = (
-    "{label}: claims RDMA NICs" + BY_NAME + " on pool 'ndh100', whose vmSize is 'Standard_NC24ads_A100_v4', " + NO_RDMA_BACKEND
+    "{pod}: claims RDMA NICs" + BY_NAME + " on pool 'ndh100', whose vmSize is 'Standard_NC24ads_A100_v4', " + NO_RDMA_BACKEND
 )
 PIN = "; set nodeSelector kubernetes.azure.com/agentpool: <rdma pool> (or a required node affinity kubernetes.azure.com/agentpool In [<rdma pools>])"
-UNPINNED = "{label}: claims RDMA NICs" + BY_NAME + " but does not pin an RDMA pool" + PIN
+UNPINNED = "{pod}: claims RDMA NICs" + BY_NAME + " but does not pin an RDMA pool" + PIN
 LABELLED_POOL = "{pool}: pool labelled aks-gpu-inference/rdma=true has a vmSize that is "
-MAY_CLAIM = "{label}: may claim RDMA NICs (claims unknown during preview; fails closed)"
+MAY_CLAIM = "{pod}: may claim RDMA NICs (claims unknown during preview; fails closed)"
 
 
 def with_nc_pool(kind, spec):
@@ -59,7 +59,7 @@ def with_nc_pool(kind, spec):
     return [*rdma_stack(kind, spec), agent_pool("nc", NC, taints=[GPU_TAINT])]
 
 
-RESOLVED_ON_NC = "{label}: claims RDMA NICs on pool 'ndh100', whose vmSize is 'Standard_NC24ads_A100_v4', " + NO_RDMA_BACKEND
+RESOLVED_ON_NC = "{pod}: claims RDMA NICs on pool 'ndh100', whose vmSize is 'Standard_NC24ads_A100_v4', " + NO_RDMA_BACKEND
 
 CASES = [
     Case("compliant", rdma_stack, over=WORKLOAD_KINDS),
@@ -175,7 +175,7 @@ CASES = [
         "rdma pod on a pool with unknown vmSize",
         lambda kind: rdma_stack(kind, vm_size=UNKNOWN, labels={}),
         per_template=(
-            "{label}: claims RDMA NICs" + BY_NAME + " on pool 'ndh100', whose vmSize is unknown during preview (fails closed)",
+            "{pod}: claims RDMA NICs" + BY_NAME + " on pool 'ndh100', whose vmSize is unknown during preview (fails closed)",
         ),
         over=WORKLOAD_KINDS,
     ),
@@ -183,7 +183,7 @@ CASES = [
         "rdma pod with unknown pool selector",
         rdma_pod(nodeSelector={"kubernetes.azure.com/agentpool": UNKNOWN}),
         per_template=(
-            "{label}: claims RDMA NICs" + BY_NAME + " but its pool selector is unknown during preview (fails closed)" + PIN,
+            "{pod}: claims RDMA NICs" + BY_NAME + " but its pool selector is unknown during preview (fails closed)" + PIN,
         ),
         over=WORKLOAD_KINDS,
     ),
@@ -191,14 +191,14 @@ CASES = [
         "rdma pod with unknown nodeSelector",
         rdma_pod(nodeSelector=UNKNOWN),
         per_template=(
-            "{label}: claims RDMA NICs" + BY_NAME + " but its pool selector is unknown during preview (fails closed)" + PIN,
+            "{pod}: claims RDMA NICs" + BY_NAME + " but its pool selector is unknown during preview (fails closed)" + PIN,
         ),
         over=("Deployment",),
     ),
     Case(
         "rdma pod with unknown pool selector: the message says it is unknown",
         rdma_pod(nodeSelector={"kubernetes.azure.com/agentpool": UNKNOWN}),
-        per_template=(("{label}: ", "unknown"),),
+        per_template=(("{pod}: ", "unknown"),),
         over=("Deployment",),
     ),
     Case(
@@ -248,7 +248,7 @@ CASES = [
     Case(
         f"custom-named class {FAST_NICS} selecting RDMA NICs, unpinned",
         lambda kind: class_stack(kind, rdma_spec(pool=None)),
-        per_template=("{label}: claims RDMA NICs but does not pin an RDMA pool" + PIN,),
+        per_template=("{pod}: claims RDMA NICs but does not pin an RDMA pool" + PIN,),
         over=WORKLOAD_KINDS,
     ),
     Case(
@@ -284,7 +284,7 @@ CASES = [
     Case(
         "agentpool affinity over two pools checks each: the NC one fails",
         lambda kind: with_nc_pool(kind, rdma_spec(pool=None, affinity=pool_affinity(RDMA_POOL, "nc"))),
-        per_template=("{label}: claims RDMA NICs" + BY_NAME + " on pool 'nc', whose vmSize is 'Standard_NC24ads_A100_v4'",),
+        per_template=("{pod}: claims RDMA NICs" + BY_NAME + " on pool 'nc', whose vmSize is 'Standard_NC24ads_A100_v4'",),
         over=WORKLOAD_KINDS,
     ),
     Case(
@@ -295,7 +295,7 @@ CASES = [
                 pool=None, affinity=node_affinity([(AGENTPOOL_LABEL, "In", [RDMA_POOL])], [(AGENTPOOL_LABEL, "In", ["nc"])])
             ),
         ),
-        per_template=("{label}: claims RDMA NICs" + BY_NAME + " on pool 'nc'",),
+        per_template=("{pod}: claims RDMA NICs" + BY_NAME + " on pool 'nc'",),
         over=("Deployment",),
     ),
     Case(
@@ -342,14 +342,14 @@ CASES = [
             affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": UNKNOWN}}},
         ),
         per_template=(
-            "{label}: claims RDMA NICs" + BY_NAME + " but its pool selector is unknown during preview (fails closed)" + PIN,
+            "{pod}: claims RDMA NICs" + BY_NAME + " but its pool selector is unknown during preview (fails closed)" + PIN,
         ),
         over=("Deployment",),
     ),
     Case(
         "unknown agentpool affinity values fail closed",
         rdma_pod(pool=None, affinity=node_affinity([(AGENTPOOL_LABEL, "In", UNKNOWN)])),
-        per_template=(("{label}: ", "its pool selector is unknown during preview (fails closed)"),),
+        per_template=(("{pod}: ", "its pool selector is unknown during preview (fails closed)"),),
         over=("Deployment",),
     ),
     Case(
