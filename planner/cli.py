@@ -103,8 +103,8 @@ def _plan(args: argparse.Namespace, project_dir: Path, out) -> int:
     print(plan_text(result))
     out.commit()
     print(
-        f"Wrote {out.target}: resources.json, outputs.json, policy.json, claims.json, gateway.json, deployability.json, "
-        f"{counts['kubernetes']} Kubernetes manifests, "
+        f"Wrote {out.target}: plan.html (the picture), plan.md, summary.json, resources.json, outputs.json, "
+        f"policy.json, claims.json, gateway.json, deployability.json, {counts['kubernetes']} Kubernetes manifests, "
         f"{counts['azure']} Azure resources, graph.mmd/graph.dot ({result.seconds:.1f}s)"
     )
     return EXIT_FAILED if result.failed else EXIT_OK
@@ -159,6 +159,17 @@ def cmd_fit(args: argparse.Namespace) -> int:
     return fit.run(args)
 
 
+def cmd_policy_pack_path(_args: argparse.Namespace) -> int:
+    from planner import pack_path
+
+    folder = pack_path.pack_dir()
+    note = pack_path.interpreter_note(folder)  # reads PulumiPolicy.yaml: an install without it stops here, exit 2
+    print(folder)
+    if note:
+        print(f"note: {note}", file=sys.stderr)
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="aks-gpu",
@@ -171,9 +182,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="run a stack's program offline and write what it would create to out/<stack>/",
         description=(
             "Run the stack program under Pulumi's mocks with the config of Pulumi.<STACK>.yaml, render its Helm "
-            "charts with Helm, run the policy pack and simulate the apply, then write out/<STACK>/ (resources.json, "
-            "outputs.json, policy.json, claims.json, gateway.json, deployability.json, kubernetes/*.yaml, "
-            "azure/*.json, graph.mmd, graph.dot) and print resources by type, GPU pools, a monthly list-price "
+            "charts with Helm, run the policy pack and simulate the apply, then write out/<STACK>/ (plan.html: the "
+            "request path and the node pools with what runs on them as one self-contained picture; plan.md and "
+            "summary.json: the verdict, cost, quota, checks and what was not checked, as Markdown tables and as "
+            "JSON; resources.json, outputs.json, policy.json, claims.json, gateway.json, deployability.json, "
+            "kubernetes/*.yaml, azure/*.json, graph.mmd, graph.dot) and print resources by type, GPU pools, a monthly list-price "
             "estimate, quota, claims, deployability and the policy verdicts. Values only the cloud knows are "
             "written as <computed:...>; secrets as <secret>."
         ),
@@ -260,6 +273,22 @@ def build_parser() -> argparse.ArgumentParser:
     fit.add_argument("--format", choices=["table", "json"], default="table", help="output format (default: table)")
     fit.add_argument("--all", action="store_true", help="also list the options that do not fit, with the reason")
     fit.set_defaults(func=cmd_fit)
+
+    policy_pack_path = commands.add_parser(
+        "policy-pack-path",
+        help="print the folder of the installed policy pack, for pulumi preview --policy-pack",
+        description=(
+            "Print the folder that holds the aks-gpu-guardrails pack (PulumiPolicy.yaml, __main__.py and\n"
+            "config.example.json): site-packages/policies when installed with pip, the checkout's policies/ in an\n"
+            "editable install.\n\n"
+            '  pulumi preview --policy-pack "$(aks-gpu policy-pack-path)"\n\n'
+            "Pulumi runs an installed pack with python3 from the PATH, or $PULUMI_PYTHON_CMD: a note on stderr says\n"
+            "when that is not the Python the pack is installed in. Exit code 0; 2 when the install has no\n"
+            "PulumiPolicy.yaml."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    policy_pack_path.set_defaults(func=cmd_policy_pack_path)
     from planner.azure import preflight_cmd
 
     preflight_cmd.add_parser(commands)

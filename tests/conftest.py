@@ -133,7 +133,7 @@ def render_pinned(chart: str, version: str, values: dict, release: str, namespac
 
 
 SLOW_MODULES = {
-    # Whole stacks planned through the command line, or every chart of every stack rendered by Helm.
+    # Whole stacks planned through the command line, every chart of every stack rendered by Helm, or the wheel built.
     "tests/test_snapshots.py",
     "tests/test_fuzz.py",
     "tests/test_consumer_example.py",
@@ -147,6 +147,8 @@ SLOW_MODULES = {
     "tests/planner/test_inference_pool_path.py",
     "tests/planner/test_placeholder_secrets.py",
     "tests/planner/test_cost_and_quota.py",
+    "tests/planner/test_plan_summary.py",
+    "tests/test_docs_examples.py",
     "tests/planner/test_request_path.py",
     "tests/planner/test_crd_schema.py",
     "tests/components/test_custom_resources.py",

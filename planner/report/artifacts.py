@@ -1,5 +1,6 @@
 """Writes a planned stack to disk: resources.json, one YAML per Kubernetes object, one JSON per
-Azure resource, and the resource graph (Mermaid and DOT text; SVG when graphviz is installed)."""
+Azure resource, the resource graph (Mermaid and DOT text; SVG when graphviz is installed), and the plan to
+look at: summary.json, plan.md and the picture plan.html (``summary``, ``picture``)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import yaml
 
 from planner.engine.program import ProgramRun
 from planner.engine.values import kubernetes_object, plain
+from planner.report import picture, summary
 
 if TYPE_CHECKING:
     from planner.charts import ChartRender
@@ -124,7 +126,8 @@ def write_plan(run: ProgramRun, out_dir: Path) -> dict[str, int]:
 
 def write(plan: Plan, out_dir: Path) -> dict[str, int]:
     """Every file of a plan in ``out_dir``: the stack's objects (``write_plan``), then the verdicts, claims,
-    gateway paths and deployability findings as JSON; the counts of manifests and Azure resources written."""
+    gateway paths and deployability findings as JSON, and the summary as JSON, Markdown and a picture; the counts
+    of manifests and Azure resources written."""
     counts = write_plan(plan.run, out_dir)
     _json(out_dir / "policy.json", [v.__dict__ for v in plan.verdicts])
     _json(out_dir / "claims.json", [v.__dict__ for v in plan.claims])
@@ -135,6 +138,10 @@ def write(plan: Plan, out_dir: Path) -> dict[str, int]:
         "charts": [chart_summary(r) for r in plan.renders],
     }
     _json(out_dir / "deployability.json", deployability)
+    document = summary.build(plan)
+    _json(out_dir / "summary.json", document)
+    (out_dir / "plan.md").write_text(summary.markdown(document))
+    (out_dir / "plan.html").write_text(picture.html(document))
     return counts
 
 

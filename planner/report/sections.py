@@ -48,6 +48,8 @@ def pool_lines(run: ProgramRun) -> list[PoolLine]:
     inline pools) and the GPU nodes KAITO provisions for its workspaces."""
     lines = []
     for r in run.resources:
+        if not r.type.startswith(("azure-native:", "kubernetes:kaito.sh/")):
+            continue  # converting every chart object (CRDs included) costs tens of milliseconds for nothing
         inputs = plain(r.inputs)
         if (kaito := kaito_nodes(r)) is not None:
             lines.append(PoolLine(kaito[0], kaito[1], kaito[2], kaito[2], None, False))

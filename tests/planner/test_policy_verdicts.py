@@ -98,12 +98,12 @@ def test_plan_exits_non_zero_on_mandatory_violations(tmp_path, capsys):
     assert (tmp_path / "out" / "dev" / "policy.json").is_file()
 
 
-def test_readme_documents_every_rule_and_the_example_config_lists_them():
+def test_the_docs_document_every_rule_and_the_example_config_lists_them():
     import json
 
     from policies.rules import RULES, check_pack_config
 
-    readme = (REPO / "README.md").read_text()
+    readme = (REPO / "docs" / "policies.md").read_text()
     example = json.loads((REPO / "policies" / "config.example.json").read_text())
     assert check_pack_config(example) == []
     for rule in RULES:

@@ -1,0 +1,540 @@
+"""A plan to look at: ``summary.json`` (one document a program can read) and ``plan.md`` (the same as Markdown tables,
+headline verdict first), both from ``build(plan)``. ``picture`` draws ``plan.html`` from the same document.
+
+``summary.json`` (``schema_version`` 1; keys are added, never renamed, within a version):
+
+- ``stack``, ``project``, ``stack_file``, ``as_of``: which plan, judged on which date.
+- ``verdict``: would ``pulumi up`` work (``pulumi_up_would_work``, the plan's ``exit_code``), and the counts that decide
+  it: ``blockers``, ``mandatory`` (policy), ``unsatisfiable_claims``; besides ``warnings``, ``advisory``, ``exempted``.
+- ``resources``: what would be created: ``total``, ``components`` / ``azure`` / ``kubernetes`` counts, ``by_type``.
+- ``pools``: every node pool and the nodes KAITO provisions (``provisioned_by``): size, node range, priority,
+  ``gpu`` (null for a CPU pool), list price, ``workloads``.
+- ``workloads``: every pod template and the pools it fits (``deploy.scheduling``), GPUs or DRA claims it asks for.
+- ``cost``: the monthly list-price estimate as the printed table has it (``sections.cost_rows``): ``rows``,
+  ``total`` (``usd_per_month_min``/``max``), ``notes`` (price sources, what is not in the total).
+- ``training_cost``: the stack's training run cost (null without one).
+- ``quota``: ``region``, the usages ``rows`` (vCPUs at maximum node counts), ``preview_features``, ``note``,
+  ``limits_checked_by`` (the command that reads the subscription's limits).
+- ``models``: the vLLM memory fit of each model the stack serves.
+- ``checks``: each deployability check with its ``blockers`` and ``warnings``.
+- ``findings``: every deployability finding (check, level, object, message, fix).
+- ``policy``: ``mandatory`` / ``advisory`` / ``exempted`` counts, the ``verdicts`` and ``exemptions``.
+- ``claims``: ``unsatisfiable`` count and each DRA claim template's ``verdicts``.
+- ``charts``: each chart: version, namespace, how it was rendered, objects.
+- ``request_paths``: per Gateway: listeners, ``auth``, ``budget``, ``proxy_pools``, ``filters`` (in order), the
+  ``router`` (its decisions and default), ``backends`` (model -> kind, object, target, workloads, pools, cost per
+  million tokens), and ``rows``: who answers each kind of request, as the plan prints them.
+- ``endpoints``: the in-cluster model endpoints the stack outputs and the workloads behind them.
+- ``images``: every image the cluster pulls, by registry, and what uses it.
+- ``not_checked``: what no offline plan checks (this plan's own gaps first).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
+
+from components.core import quota as quota_notes
+from planner.azure import preflight
+from planner.azure import quota as demand
+from planner.deploy import CHECKS, NOT_CHECKED
+from planner.engine.values import plain
+from planner.report import sections, topology
+
+if TYPE_CHECKING:
+    from planner.plan import Plan
+
+SCHEMA_VERSION = 1
+
+
+def build(plan: Plan) -> dict[str, Any]:
+    """The summary document of a plan (see the module docstring for its keys)."""
+    run, stack = plan.run, plan.stack
+    topo = topology.build(plan.model, plan.upstream, run.outputs)
+    names = {r.urn: f"{r.type.rsplit(':', 1)[-1]} {r.name}" for r in run.resources}
+    chains = {g["gateway"]: g for g in plan.gateway["gateways"]}
+    cost = _cost(run)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "stack": stack.stack,
+        "project": stack.project,
+        "stack_file": stack.path.name,
+        "as_of": plan.options.as_of.isoformat(),
+        "verdict": _verdict(plan),
+        "resources": _resources(run),
+        "pools": _pools(plan, topo, cost),
+        "workloads": [w.as_dict() for w in topo.workloads],
+        "cost": cost,
+        "training_cost": plain(run.outputs.get("training") or {}).get("cost"),
+        "quota": _quota(plan),
+        "models": [{"name": name} | fit for name, fit in sorted(plain(run.outputs.get("model_fits") or {}).items())],
+        "checks": _checks(plan),
+        "findings": [f.as_dict() for f in plan.findings],
+        "policy": {
+            "mandatory": len(plan.mandatory),
+            "advisory": len(plan.verdicts) - len(plan.mandatory),
+            "exempted": len(plan.exempted),
+            "verdicts": [
+                {
+                    "policy": v.policy,
+                    "enforcement": v.enforcement,
+                    "where": names.get(v.urn, v.urn or "stack"),
+                    "message": v.message,
+                }
+                for v in plan.verdicts
+            ],
+            "exemptions": [
+                {"rule": e.rule, "where": names.get(e.urn, e.urn), "message": e.message, "why": e.why} for e in plan.exempted
+            ],
+        },
+        "claims": {
+            "unsatisfiable": sum(not v.satisfiable for v in plan.claims),
+            "verdicts": [dict(v.__dict__) for v in plan.claims],
+        },
+        "charts": [
+            {
+                "chart": r.chart,
+                "version": r.version,
+                "namespace": r.namespace,
+                "rendered_by": r.source if r.rendered else None,
+                "objects": len(r.objects),
+            }
+            for r in plan.renders
+        ],
+        "request_paths": [
+            asdict(flow)
+            | {
+                "filters": chains.get(flow.gateway, {}).get("chain", []),
+                "rows": [{"request": q, "answer": a} for q, a in chains.get(flow.gateway, {}).get("rows", [])],
+            }
+            for flow in topo.flows
+        ],
+        "endpoints": [asdict(e) for e in topo.endpoints],
+        "images": plan.gateway["images"],
+        "not_checked": _not_checked(plan),
+    }
+
+
+def _verdict(plan: Plan) -> dict[str, Any]:
+    blockers, mandatory = len(plan.blockers), len(plan.mandatory)
+    return {
+        "pulumi_up_would_work": not plan.failed,
+        "exit_code": 1 if plan.failed else 0,
+        "blockers": blockers,
+        "mandatory": mandatory,
+        "unsatisfiable_claims": sum(not v.satisfiable for v in plan.claims),
+        "warnings": len(plan.findings) - blockers,
+        "advisory": len(plan.verdicts) - mandatory,
+        "exempted": len(plan.exempted),
+    }
+
+
+def _resources(run) -> dict[str, Any]:
+    counts = Counter(r.type for r in run.resources)
+    return {
+        "total": len(run.resources),
+        "components": sum(n for t, n in counts.items() if not t.startswith(("azure-native:", "kubernetes:", "pulumi:"))),
+        "azure": sum(1 for r in run.resources if r.is_azure),
+        "kubernetes": sum(1 for r in run.resources if r.is_kubernetes),
+        "by_type": dict(sorted(counts.items())),
+    }
+
+
+def _cost(run) -> dict[str, Any]:
+    """The cost table's rows and total (``sections.cost_rows``, which the printed table shows)."""
+    estimate = sections.cost_rows(run)
+    return {
+        "rows": [
+            {
+                "item": row.item,
+                "vm_size": None if row.vm_size == "-" else row.vm_size,
+                "nodes": None if row.nodes == "-" else row.nodes,
+                "spot": row.spot,
+                "usd_per_hour_per_node": row.hourly,
+                "usd_per_month_min": _cents(row.monthly_low),
+                "usd_per_month_max": _cents(row.monthly_high),
+            }
+            for row in estimate.rows
+        ],
+        "total": {"usd_per_month_min": _cents(estimate.low), "usd_per_month_max": _cents(estimate.high)},
+        "notes": estimate.notes,
+    }
+
+
+def _cents(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)
+
+
+def _pools(plan: Plan, topo: topology.Topology, cost: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every line of the cost table that is nodes (the pools, KAITO's nodes), with its GPUs and workloads."""
+    nodes = {p.name: p for p in plan.model.pools}
+    served = sections.advertised(plan.model, plan.claims)
+    priced = {row["item"]: row for row in cost["rows"]}
+    found = []
+    for line in sections.pool_lines(plan.run):
+        sku, pool, row = line.sku, nodes.get(line.pool), priced.get(line.pool) or {}
+        gpu = None
+        if sku is not None:
+            resource, per_node = sku.gpu_resource(line.mig_profile)
+            gpu = {
+                "model": sku.gpu_model,
+                "per_node": sku.gpus,
+                "max_total": sku.gpus * line.nodes_max,
+                "vram_gb_per_node": sku.total_gpu_memory_gb,
+                "schedulable_as": served.get(line.pool, f"{resource} x{per_node}"),
+            }
+        found.append(
+            {
+                "name": line.pool,
+                "mode": pool.mode if pool else None,
+                "provisioned_by": None if pool else topology.KAITO,
+                "vm_size": line.vm_size,
+                "nodes_min": line.nodes_min,
+                "nodes_max": line.nodes_max,
+                "spot": line.spot,
+                "mig_profile": line.mig_profile,
+                "taints": pool.taints if pool else [],
+                "gpu": gpu,
+                "usd_per_hour_per_node": row.get("usd_per_hour_per_node"),
+                "usd_per_month": {"min": row.get("usd_per_month_min"), "max": row.get("usd_per_month_max")}
+                if row.get("usd_per_month_max") is not None
+                else None,
+                "workloads": [w.id for w in topo.on(line.pool)],
+            }
+        )
+    # The engine registers pools in no fixed order: the system pool first, then by name, KAITO's nodes last.
+    return sorted(found, key=lambda p: (p["provisioned_by"] is not None, p["mode"] != "System", p["name"]))
+
+
+def _quota(plan: Plan) -> dict[str, Any]:
+    run, stack = plan.run, plan.stack
+    region = demand.region_of(run.resources, stack.config.get(f"{stack.project}:location")) or "the stack's region"
+    return {
+        "region": region,
+        "rows": [
+            {"region": n.region, "quota": n.name, "vcpus": n.vcpus, "pools": n.pools, "known": n.known}
+            for n in demand.needs(run.resources, region)
+        ],
+        "preview_features": preflight.stack_asks(run.resources, region).features,
+        "note": quota_notes.new_subscription_note(),
+        "limits_checked_by": f"aks-gpu preflight {stack.stack}",
+    }
+
+
+def _checks(plan: Plan) -> list[dict[str, Any]]:
+    counts = {check: [0, 0] for check in CHECKS}
+    for f in plan.findings:
+        counts[f.check][0 if f.level == "blocker" else 1] += 1
+    return [{"check": check, "blockers": b, "warnings": w} for check, (b, w) in counts.items()]
+
+
+def _not_checked(plan: Plan) -> list[str]:
+    """What the Deployability section names as not checked offline, this plan's own gaps first."""
+    found = [f"{r.label}: not rendered, so nothing it creates" for r in plan.renders if not r.rendered]
+    found += [f"{r.chart} {r.version}: {r.caveat}" for r in plan.renders if r.caveat]
+    found += list(plan.snapshot_notes)
+    if plan.unchecked_crds:
+        found.append(f"{', '.join(plan.unchecked_crds)} against a CRD schema (no chart of the stack and no upstream copy has it)")
+    found.append(
+        "the subscription's quota limits and usage, the sizes and zones it may use, the Kubernetes versions AKS offers, "
+        f"feature registration: `aks-gpu preflight {plan.stack.stack}` reads them from Azure"
+    )
+    return found + list(NOT_CHECKED)
+
+
+# ---- plan.md --------------------------------------------------------------------------------
+
+
+def money_range(low: float | None, high: float | None) -> str:
+    """``$1.00`` or ``$0.00 - $5,362.58``, as the cost table writes a range; ``n/a`` when unpriced."""
+    if low is None or high is None:
+        return "n/a"
+    return sections.money(low) if abs(high - low) < 0.005 else f"{sections.money(low)} - {sections.money(high)}"
+
+
+def nodes_text(low: int | None, high: int | None) -> str:
+    if low is None or high is None:
+        return "-"
+    return str(low) if low == high else f"{low}-{high}"
+
+
+def headline(summary: dict[str, Any]) -> str:
+    """The verdict in one sentence: would ``pulumi up`` work, and what decides it."""
+    v = summary["verdict"]
+    works = "would work" if v["pulumi_up_would_work"] else "would NOT work"
+    return (
+        f"`pulumi up` {works}: {v['blockers']} blockers, {v['mandatory']} mandatory policy violations, "
+        f"{v['unsatisfiable_claims']} unsatisfiable claims ({v['warnings']} warnings, {v['advisory']} advisory, "
+        f"{v['exempted']} exempted)"
+    )
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if value == "":
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (list, tuple)):
+        value = ", ".join(map(str, value))
+    return " ".join(str(value).split()).replace("|", "\\|") or "-"
+
+
+def _table(headers: list[str], rows: list[list[Any]]) -> str:
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def markdown(summary: dict[str, Any]) -> str:
+    """``plan.md``: the summary as Markdown, the verdict first, then cost, pools, request paths, checks and the rest."""
+    s, cost = summary, summary["cost"]
+    total = cost["total"]
+    out = [
+        f"# Plan of stack `{s['stack']}` ({s['stack_file']})",
+        "",
+        f"**{headline(s)}.** Judged offline as of {s['as_of']}; not a diff against live state.",
+        "",
+        f"Monthly list-price estimate: **{money_range(total['usd_per_month_min'], total['usd_per_month_max'])}**. "
+        f"{s['resources']['total']} resources. The picture: [plan.html](plan.html).",
+        "",
+        "## Monthly cost estimate",
+        "",
+        _table(
+            ["item", "vm size", "nodes", "$/hour/node", "$/month"],
+            [
+                [
+                    r["item"],
+                    r["vm_size"],
+                    r["nodes"],
+                    "n/a"
+                    if r["usd_per_hour_per_node"] is None
+                    else f"{'Spot <= ' if r['spot'] else ''}${r['usd_per_hour_per_node']:,.3f}",
+                    money_range(r["usd_per_month_min"], r["usd_per_month_max"]),
+                ]
+                for r in cost["rows"]
+            ]
+            + [["**total**", "", "", "", f"**{money_range(total['usd_per_month_min'], total['usd_per_month_max'])}**"]],
+        ),
+        "",
+        *[f"- {note}" for note in cost["notes"]],
+        "",
+        "## Node pools and what runs on them",
+        "",
+        _table(
+            ["pool", "mode", "vm size", "nodes", "gpus", "priority", "$/month", "workloads"],
+            [
+                [
+                    p["name"],
+                    p["mode"],
+                    p["vm_size"],
+                    nodes_text(p["nodes_min"], p["nodes_max"]),
+                    f"{p['gpu']['per_node']} x {p['gpu']['model']} per node" if p["gpu"] else "-",
+                    "spot" if p["spot"] else "regular",
+                    money_range(p["usd_per_month"]["min"], p["usd_per_month"]["max"]) if p["usd_per_month"] else "n/a",
+                    len(p["workloads"]),
+                ]
+                for p in s["pools"]
+            ],
+        ),
+        "",
+        _table(
+            ["workload", "runs on", "asks for", "replicas"],
+            [
+                [w["id"], w["pools"] or "NO POOL", w["accelerators"], "every node" if w["every_node"] else w["replicas"]]
+                for w in s["workloads"]
+            ],
+        ),
+        "",
+    ]
+    out += _request_paths(s)
+    out += [
+        "## Deployability checks",
+        "",
+        _table(["check", "blockers", "warnings"], [[c["check"], c["blockers"], c["warnings"]] for c in s["checks"]]),
+        "",
+    ]
+    if s["findings"]:
+        out += [
+            _table(
+                ["level", "check", "object", "problem", "fix"],
+                [[f["level"], f["check"], f["object"], f["message"], f["fix"]] for f in s["findings"]],
+            ),
+            "",
+        ]
+    policy = s["policy"]
+    out += [
+        "## Policy verdicts (aks-gpu-guardrails)",
+        "",
+        f"{policy['mandatory']} mandatory, {policy['advisory']} advisory, {policy['exempted']} exempted "
+        "(node agents the pack config accepts).",
+        "",
+    ]
+    rows = [[v["enforcement"], v["policy"], v["where"], v["message"]] for v in policy["verdicts"]]
+    rows += [["exempted", e["rule"], e["where"], f"{e['message']}: {e['why']}"] for e in policy["exemptions"]]
+    if rows:
+        out += [_table(["level", "rule", "where", "finding"], rows), ""]
+    if s["claims"]["verdicts"]:
+        out += [
+            "## Claim satisfiability",
+            "",
+            f"{s['claims']['unsatisfiable']} unsatisfiable.",
+            "",
+            _table(
+                ["claim template", "request", "device class", "pool", "needs", "ok", "why"],
+                [
+                    [
+                        f"{v['namespace']}/{v['template']}",
+                        v["request"],
+                        v["device_class"],
+                        v["pool"],
+                        v["needed"],
+                        v["satisfiable"],
+                        v["reason"],
+                    ]
+                    for v in s["claims"]["verdicts"]
+                ],
+            ),
+            "",
+        ]
+    quota = s["quota"]
+    out += [
+        f"## Quota ({quota['region']})",
+        "",
+        "vCPUs at the pools' maximum node counts, upgrade surge included.",
+        "",
+        _table(
+            ["quota", "vCPUs", "pools"],
+            [[r["quota"] if r["known"] else f"{r['quota']} (unknown offline)", r["vcpus"], r["pools"]] for r in quota["rows"]],
+        ),
+        "",
+    ]
+    if quota["preview_features"]:
+        out += [f"Preview features the subscription must have registered: {', '.join(quota['preview_features'])}.", ""]
+    out += [f"{quota['note']} Limits and usage: `{quota['limits_checked_by']}`.", ""]
+    if s["models"]:
+        out += [
+            "## Models (vLLM memory fit per GPU)",
+            "",
+            _table(
+                ["name", "model", "gpu", "tp", "context", "weights/gpu", "kv tokens", "full seqs"],
+                [
+                    [
+                        m["name"],
+                        m["model"],
+                        m["gpu"],
+                        m["tp"],
+                        m["max_model_len"],
+                        f"{m['weights_gib_per_gpu']:.1f} GiB",
+                        m["kv_tokens"],
+                        m["full_length_sequences"],
+                    ]
+                    for m in s["models"]
+                ],
+            ),
+            "",
+        ]
+    if s["training_cost"]:
+        t = s["training_cost"]
+        out += [
+            f"## Training run cost: {t['nodes']} x {t['vm_size']} for {t['hours']:g} hours (GPU nodes only)",
+            "",
+            _table(
+                ["price", "$/node-hour", "total", "source"],
+                [[r["label"], _usd(r.get("usd_per_node_hour")), _usd(r.get("total_usd")), r["source"]] for r in t["rows"]],
+            ),
+            "",
+        ]
+    res = s["resources"]
+    out += [
+        "## What would be created",
+        "",
+        f"{res['total']} resources: {res['components']} components, {res['azure']} Azure resources, "
+        f"{res['kubernetes']} Kubernetes objects (with what the charts render).",
+        "",
+        _table(["resource type", "count"], [[t, n] for t, n in res["by_type"].items()]),
+        "",
+    ]
+    if s["charts"]:
+        out += [
+            _table(
+                ["chart", "version", "namespace", "rendered by", "objects"],
+                [
+                    [c["chart"], c["version"], c["namespace"], c["rendered_by"] or "NOT RENDERED", c["objects"]]
+                    for c in s["charts"]
+                ],
+            ),
+            "",
+        ]
+    out += [
+        f"## Images the cluster pulls ({len(s['images'])})",
+        "",
+        _table(["registry", "image", "used by"], [[i["registry"], f"`{i['image']}`", i["used_by"]] for i in s["images"]]),
+        "",
+        "## Not checked offline",
+        "",
+        *[f"- {item}" for item in s["not_checked"]],
+        "",
+    ]
+    return "\n".join(out)
+
+
+def _usd(value: float | None) -> str:
+    return "unknown" if value is None else sections.money(value)
+
+
+def _request_paths(s: dict[str, Any]) -> list[str]:
+    out = []
+    for path in s["request_paths"]:
+        router = path["router"]
+        steps = [
+            f"client -> Gateway {path['gateway']} ({', '.join(path['listeners'])})",
+            f"auth: {path['auth']}",
+            f"budget: {path['budget']}",
+        ]
+        if router:
+            steps.append(
+                f"semantic router ({router['service']}; clients send {' or '.join(router['auto_models'])} to let it choose)"
+            )
+        out += [
+            f"## Request path through Gateway {path['gateway']}",
+            "",
+            " -> ".join(steps) + " -> backend.",
+            "",
+            "HTTP filters of the listener, in order (simulated from Envoy Gateway and AI Gateway sources):",
+            "",
+            *[f"    {line}" for line in path["filters"]],
+            "",
+            _table(
+                ["model", "backend", "via", "target", "runs on", "router picks it", "$/1M prompt", "$/1M completion"],
+                [
+                    [
+                        b["model"],
+                        b["kind"],
+                        b["via"],
+                        b["target"],
+                        b["pools"],
+                        b["router_picks"] + (["default"] if b["router_default"] else []),
+                        _usd((b["usd_per_million"] or {}).get("prompt")),
+                        _usd((b["usd_per_million"] or {}).get("completion")),
+                    ]
+                    for b in path["backends"]
+                ],
+            ),
+            "",
+            _table(["request", "what answers"], [[r["request"], r["answer"]] for r in path["rows"]]),
+            "",
+        ]
+    if s["endpoints"]:
+        out += [
+            "## In-cluster model endpoints",
+            "",
+            _table(
+                ["name", "backend", "target", "workloads", "runs on"],
+                [[e["model"], e["kind"], e["target"], e["workloads"], e["pools"]] for e in s["endpoints"]],
+            ),
+            "",
+        ]
+    return out
