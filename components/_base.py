@@ -4,10 +4,12 @@ options its children are created with."""
 
 from __future__ import annotations
 
+import types
+import typing
 from typing import Annotated, Any, Literal, TypeVar
 
 import pulumi
-from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError, ValidationInfo, field_validator
 
 from .core.errors import ConfigError, FieldProblem, StackFileConfigError, validation_problems
 from .core.security import NODE_AGENT_LABELS
@@ -27,10 +29,32 @@ AvailabilityZones = Annotated[list[Literal["1", "2", "3"]], AfterValidator(_dist
 """The zones a pool spreads its nodes over, each once (AKS refuses a pool that names a zone twice)."""
 
 
+def _plain_types(annotation: Any) -> set[type]:
+    """The scalar types a field accepts (``int | None`` -> {int, NoneType}); empty for anything richer."""
+    args = typing.get_args(annotation)
+    options = args if typing.get_origin(annotation) in (typing.Union, types.UnionType) else (annotation,)
+    return {option for option in options if isinstance(option, type)}
+
+
 class StrictModel(BaseModel):
-    """Plain-value args: unknown keys are errors, values are checked on assignment too."""
+    """Plain-value args: unknown keys are errors, values are checked on assignment too. Booleans are
+    ``true``/``false`` only (Pulumi config may hand them over as those strings) and never stand in for
+    numbers: pydantic's lax mode would take ``spot: "1"`` or ``backoff_limit: true`` without a word."""
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True, frozen=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_loose_booleans(cls, value: Any, info: ValidationInfo) -> Any:
+        accepted = _plain_types(cls.model_fields[info.field_name].annotation) if info.field_name else set()
+        if bool in accepted and not isinstance(value, bool):
+            if value in ("true", "false"):
+                return value == "true"
+            if not (accepted - {bool, type(None)}) and value is not None:
+                raise ValueError(f"expected true or false, not {value!r}")
+        elif accepted & {int, float} and bool not in accepted and isinstance(value, bool):
+            raise ValueError(f"expected a number, not {str(value).lower()}")
+        return value
 
 
 class ComponentInputError(ConfigError, pulumi.RunError, pulumi.InputPropertiesError):

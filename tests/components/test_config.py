@@ -128,3 +128,35 @@ def test_a_zone_named_twice_is_refused_with_its_key_path():
         parse_stack_config(config, "Pulumi.prod.yaml")
     config["cluster"]["system_pool"]["availability_zones"] = ["1", "2", "3"]
     assert parse_stack_config(config).cluster.system_pool.availability_zones == ["1", "2", "3"]
+
+
+@pytest.mark.parametrize(
+    "stack, path, value, expected",
+    [
+        # Before: pydantic's lax mode took each of these without a word.
+        ("dev", ("gpu_pools", 0, "spot"), "1", "gpu_pools[0].spot='1': expected true or false, not '1'"),
+        ("dev", ("gpu_pools", 0, "spot"), 1, "gpu_pools[0].spot=1: expected true or false, not 1"),
+        ("dev", ("gpu_pools", 0, "max_count"), True, "gpu_pools[0].max_count=True: expected a number, not true"),
+        ("train", ("training", "backoff_limit"), True, "training.backoff_limit=True: expected a number, not true"),
+    ],
+)
+def test_booleans_are_true_or_false_and_never_numbers(stack, path, value, expected):
+    import copy
+
+    config = copy.deepcopy(project_keys(stack_config(stack)))
+    node = config
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    with pytest.raises(ConfigError) as err:
+        parse_stack_config(config, f"Pulumi.{stack}.yaml")
+    assert expected in str(err.value)
+
+
+def test_pulumi_configs_true_and_false_strings_are_booleans():
+    """`pulumi config set --path gpu_pools[0].spot true` stores the string "true"."""
+    import copy
+
+    config = copy.deepcopy(project_keys(stack_config("dev")))
+    config["cluster"]["kaito"] = "true"
+    assert parse_stack_config(config, "Pulumi.dev.yaml").cluster.kaito is True
