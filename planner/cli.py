@@ -25,10 +25,12 @@ from components.core.errors import ConfigError
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL, EXIT_PROGRAM, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
 EXIT_CODES = """exit codes (every command):
   0  clean
-  1  mandatory policy violations or unsatisfiable claims (plan), mandatory findings (scan), nothing fits (fit)
+  1  plan: deploy blockers, mandatory policy violations or unsatisfiable claims; scan: mandatory findings;
+     fit: nothing fits; preflight: a shortfall (quota, size, zone, version, feature)
   2  bad input: invalid config or arguments, a file that cannot be read or parsed
   3  internal error (a bug): one line on stderr; run with --debug for the traceback
   4  the stack program raised an exception in its own code (plan): its file, line and the exception
+  5  preflight: Azure could not be asked (credentials, network, an API error)
   130  interrupted (Ctrl-C), without a traceback"""
 
 
@@ -306,10 +308,12 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     args = build_parser().parse_args(argv)
     own_process = argv is None  # this process's command line (aks-gpu, python -m planner), not a caller's list
-    if own_process and args.command == "plan":
+    if own_process and args.command in ("plan", "scan"):
         # A plan imports ~1,600 SDK modules whose objects live until exit; with the cyclic collector on, its
         # full collections rescan them as they pile up (about 0.5 s of a cold plan). The process is short and
-        # its cyclic garbage small (peak RSS +2-5 MB on dev, prod and 16 pools), so it runs without it.
+        # its cyclic garbage small (peak RSS +2-5 MB on dev, prod and 16 pools), so it runs without it. A scan
+        # keeps every file's YAML nodes until it reports (their lines): the same, a fifth of a 500-object scan
+        # and a quarter of one over the stacks' 200 rendered files, for +0.3 MB peak RSS.
         gc.disable()
     try:
         return _run(args)

@@ -2,7 +2,7 @@
 verdict per item.
 
 Exit codes: 0 every item passes; 1 a shortfall (quota, size, zone, version or feature); 2 bad input
-(stack file, no subscription); 3 Azure could not be asked (no credentials, no network, an API error).
+(stack file, no subscription); 5 Azure could not be asked (no credentials, no network, an API error).
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from typing import Any
 from components.core.errors import ConfigError
 
 EXIT_SHORTFALL = 1
-EXIT_AZURE = 3
+EXIT_AZURE = 5
+"""Azure could not be asked (sign-in, network, an API error): the environment, never a bug (3) or a shortfall (1)."""
 
 
 def _subscription(args: argparse.Namespace, config: dict[str, str]) -> str:
@@ -128,7 +129,8 @@ def add_parser(commands: Any) -> None:
             "  0  every item passes\n"
             "  1  a shortfall: quota, size, zone, Kubernetes version or preview feature\n"
             "  2  bad input: the stack file, no subscription ID\n"
-            "  3  Azure could not be asked (credentials, network, an API error), or an internal error"
+            "  3  internal error (a bug); run with --debug for the traceback\n"
+            "  5  Azure could not be asked: credentials, network, an API error"
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
