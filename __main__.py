@@ -1,5 +1,5 @@
 """The stack program: typed config -> components -> exports. All logic lives in ``components``."""
 
-from components.stack.program import build_stack, load_stack_config
+from components.stack.program import run_stack
 
-build_stack(load_stack_config())
+run_stack()

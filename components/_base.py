@@ -63,6 +63,8 @@ class ComponentInputError(ConfigError, pulumi.RunError, pulumi.InputPropertiesEr
 
     def __init__(self, context: str, problems: list[str], errors: list[FieldProblem] | None = None):
         super().__init__(context, problems)
+        self.field_problems = list(errors or [])
+        """The problems as ``FieldProblem``s, where the raiser had them (``raise_problems``)."""
         self.message = str(self)
         self.errors = [{"property_path": e.field, "reason": e.problem} for e in errors or []] or [
             {"property_path": p.split("=", 1)[0], "reason": p} for p in problems

@@ -37,16 +37,36 @@ from ..serving.vllm_service import VllmService
 from ..serving.vllm_service_args import AzureServices, GpuPlacement, ScalingMonitor, VllmSecrets
 from ..training.distributed_training import DistributedTraining
 from ..training.distributed_training_args import CheckpointStore, TrainingWorkers
+from . import precheck
 from .config import StackConfig, config_from_env, parse_stack_config
+
+
+def stack_file() -> str:
+    """The name of the stack's file, which refusals of its input blame."""
+    return f"Pulumi.{pulumi.get_stack()}.yaml"
 
 
 def load_stack_config() -> StackConfig:
     """Read and validate this stack's config as the Pulumi engine passed it to the program."""
     raw = config_from_env(pulumi.runtime.get_config_env(), pulumi.get_project())
     try:
-        return parse_stack_config(raw, f"Pulumi.{pulumi.get_stack()}.yaml")
+        return parse_stack_config(raw, stack_file())
     except ConfigError as err:
         raise StackFileError(err.context, err.problems) from None
+
+
+def run_stack() -> Stack:
+    """What ``__main__.py`` runs: the stack file's config checked (the components' own checks included, in a dry
+    run under mocks: ``precheck``) before the first resource is registered, then the stack built. A component's
+    refusal names the stack file's key path (``training.checkpoint_prefix``)."""
+    config = load_stack_config()
+    precheck.refuse_early()
+    try:
+        return build_stack(config)
+    except StackFileError:
+        raise
+    except ComponentInputError as err:
+        raise precheck.as_stack_file_error(stack_file(), err, config) from None
 
 
 @dataclass
