@@ -1,6 +1,6 @@
 """Where each Kubernetes kind keeps its pod templates: the built-in workloads and the operator kinds GPU
-stacks run (Kubeflow, KubeRay, KServe, LWS, KAITO, NVIDIA Dynamo); and Karpenter NodePools, which are
-pools, not pods.
+stacks run (Kubeflow, Volcano, KubeRay, KServe, LWS, KAITO, AIBrix, vLLM production-stack, NVIDIA Dynamo);
+and Karpenter NodePools, which are pools, not pods.
 
 Pure functions over plain mappings with engine wire names. ``templates_of`` gives one ``Found`` per pod
 template: a readable location (``spec.workerGroupSpecs[0].template.spec.``), the pod metadata and the
@@ -8,7 +8,8 @@ pod spec, ``UNKNOWN`` when it cannot be known during preview (a wildcard over an
 shows as ``[*]`` / ``*``), so that fail-closed rules can say so. Operators that keep a container outside
 ``spec.containers`` (an InferenceService's ``predictor.model``, a Dynamo service's ``mainContainer``)
 have it appended to ``containers``, its real location in ``moved``; KAITO's edits to the pod (added
-tolerations, replaced affinity) are applied, so the rules see the pod that will run.
+tolerations, replaced affinity) are applied, and the pod a VLLMRuntime's operator builds is built here, so
+the rules see the pod that will run.
 
 Field paths come from the CRDs of the pinned releases in ``shared/upstream/crds`` unless noted:
 ``kubeflow.org_mpijobs`` (mpi-operator v0.8.0), ``ray.io_{rayclusters,rayjobs,rayservices}`` (kuberay
@@ -144,19 +145,28 @@ def _inference_service(props: Mapping[str, Any]) -> Iterator[Found]:
                 yield Found(f"{path}workerSpec.", {}, component["workerSpec"])
 
 
-# ---- NVIDIA Dynamo DynamoGraphDeployment v1beta1 and v1alpha1 -----------------------------------
-# From ai-dynamo/dynamo deploy/cloud/operator api, not validated against a CRD here (shared/upstream pins
-# none): deploy/operator/api/v1alpha1/common.go (read at commit 015d780b, no release tag) has ExtraPodSpec
-# inline a PodSpec plus mainContainer, and ResourceItem cpu, memory, gpu, gpuType (default nvidia.com/gpu), custom.
+# ---- shorthand resources: {cpu, memory, gpu, gpuType} -----------------------------------------
 
 
-def _dynamo_resources(item: Mapping[str, Any]) -> dict[str, Any]:
-    found = {name: item[name] for name in ("cpu", "memory") if name in item}
-    if "gpu" in item:
+def _shorthand_resources(item: Mapping[str, Any]) -> dict[str, Any]:
+    """A resource list from an operator's shorthand: ``gpu`` becomes ``gpuType`` (``nvidia.com/gpu`` when
+    unset or unknown) as both operators that use it do (Dynamo's ``getGPUResourceName``, production-stack's
+    ``deploymentForVLLMRuntime``); an empty ``gpu`` asks for none. Dynamo's ``custom`` entries are added as they are."""
+    found = {name: item[name] for name in ("cpu", "memory") if item.get(name) not in (None, "")}
+    if item.get("gpu") not in (None, ""):
         gpu_type = item.get("gpuType")
         found[gpu_type if isinstance(gpu_type, str) and gpu_type else NVIDIA_GPU] = item["gpu"]
     custom = item.get("custom")
     return {**found, **(custom if isinstance(custom, Mapping) else {})}
+
+
+# ---- NVIDIA Dynamo DynamoGraphDeployment v1beta1 and v1alpha1 -----------------------------------
+# From ai-dynamo/dynamo deploy/operator, at index commits with no release tag (no tagged copy can be had here,
+# see shared/upstream/DYNAMO.md): api/v1alpha1/common.go (commit 015d780b) has ExtraPodSpec inline a PodSpec
+# plus mainContainer, and ResourceItem cpu, memory, gpu, gpuType, custom; internal/controller_common/resource.go
+# (015d780b) GetResourcesConfig turns limits.gpu and requests.gpu into getGPUResourceName: gpuType, else
+# consts.KubeResourceGPUNvidia (nvidia.com/gpu). Another index copy of that file (9b67cf4f) drops requests.gpu;
+# reading both asks for the toleration whenever either version would schedule GPUs.
 
 
 def _dynamo_main(container: Any, resources: Any) -> Any:
@@ -174,7 +184,7 @@ def _dynamo_main(container: Any, resources: Any) -> Any:
     for section in ("requests", "limits"):
         item, before = get(resources, section), get(merged, section, default={})
         if isinstance(item, Mapping):
-            merged[section] = {**(before if isinstance(before, Mapping) else {}), **_dynamo_resources(item)}
+            merged[section] = {**(before if isinstance(before, Mapping) else {}), **_shorthand_resources(item)}
     if isinstance(resources, Mapping) and "claims" in resources:
         merged["claims"] = resources["claims"]
     return {**main, "resources": merged}
@@ -237,6 +247,96 @@ def _workspace(props: Mapping[str, Any]) -> Iterator[Found]:
         yield found._replace(spec=spec)
 
 
+# ---- KServe LLMInferenceService v1alpha1 and v1alpha2 -------------------------------------------
+# kserve/kserve@v0.20.0:config/crd/full/llmisvc/serving.kserve.io_llminferenceservices.yaml and
+# pkg/apis/serving/v1alpha2/llm_inference_service_types.go WorkloadSpec: ``template`` (the main, head or decode
+# pod) and ``worker`` (multi-node workers) are PodSpecs, ``labels``/``annotations`` go on the workload's pods; the
+# spec inlines one WorkloadSpec and ``prefill`` is another. Fields merged in from ``baseRefs``
+# (LLMInferenceServiceConfig objects) are not seen: a toleration kept only there reads as missing.
+
+_LLMISVC_WORKLOADS = (("spec",), ("spec", "prefill"))
+
+
+def _llm_inference_service(props: Mapping[str, Any]) -> Iterator[Found]:
+    for steps in _LLMISVC_WORKLOADS:
+        workload = get(props, *steps)
+        metadata = {k: workload[k] for k in ("labels", "annotations") if k in workload} if isinstance(workload, Mapping) else {}
+        for key in ("template", "worker"):
+            spec = get(workload, key)
+            if spec is not None:
+                yield Found(_dotted((*steps, key)), metadata, spec)
+
+
+# ---- vLLM production-stack VLLMRuntime v1alpha1 ---------------------------------------------------
+# vllm-project/production-stack@vllm-stack-0.1.12: operator/api/v1alpha1/{vllmruntime_types.go,common.go}
+# (DeploymentConfig toleration, nodeSelectorTerms, runtimeClass, resources {cpu, memory, gpu, gpuType}, image,
+# podAnnotations, sidecarConfig) and operator/internal/controller/vllmruntime_controller.go, whose
+# deploymentForVLLMRuntime builds the one pod: a "vllm" container whose requests and limits get gpuType (default
+# nvidia.com/gpu) = gpu (lines 640-649), tolerations = toleration (802), a required node affinity on
+# nodeSelectorTerms (743-750), pod labels app=<name> (392) and podAnnotations, the sidecar when enabled
+# (buildSidecarContainer, GPUs likewise at 891-898; the 0 GPUs it sets when gpu is empty ask for none and are left
+# out here).
+
+
+def _vllm_container(name: Any, config: Any) -> Any:
+    """A container as the operator builds it from ``image`` and ``resources``; UNKNOWN when ``config`` is."""
+    if is_unknown(config):
+        return UNKNOWN
+    image = get(config, "image", default={})
+    parts = [get(image, "registry", default=""), get(image, "name", default="")]
+    resources = get(config, "resources", default={})
+    container: dict[str, Any] = {"name": name}
+    if any(map(is_unknown, parts)):
+        container["image"] = UNKNOWN
+    elif all(isinstance(part, str) for part in parts) and any(parts):
+        container["image"] = "/".join(parts)
+    if is_unknown(resources):
+        container["resources"] = UNKNOWN
+    elif isinstance(resources, Mapping) and (found := _shorthand_resources(resources)):
+        container["resources"] = {"requests": found, "limits": dict(found)}
+    return container
+
+
+def _vllm_runtime(props: Mapping[str, Any]) -> Iterator[Found]:
+    path = "spec.deploymentConfig."
+    config = get(props, "spec", "deploymentConfig")
+    if is_unknown(config):
+        yield Found(path, {}, UNKNOWN)
+    if not isinstance(config, Mapping):
+        return
+    spec: dict[str, Any] = {}
+    if (tolerations := config.get("toleration")) is not None:
+        spec["tolerations"] = tolerations
+    if (terms := config.get("nodeSelectorTerms")) is not None:
+        spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}
+    if config.get("runtimeClass"):
+        spec["runtimeClassName"] = config["runtimeClass"]
+    extra = [(path.rstrip("."), _vllm_container("vllm", config))]
+    sidecar = config.get("sidecarConfig")
+    if is_unknown(sidecar) or get(sidecar, "enabled") is True or is_unknown(get(sidecar, "enabled")):
+        extra.append((f"{path}sidecarConfig", _vllm_container(get(sidecar, "name", default="sidecar"), sidecar)))
+    spec, moved = _with_container({**spec, "containers": []}, extra)
+    name, annotations = get(props, "metadata", "name"), config.get("podAnnotations")
+    metadata = {"labels": {"app": name}} if isinstance(name, str) else {}
+    if annotations is not None:
+        metadata["annotations"] = annotations
+    yield Found(path, metadata, spec, moved)
+
+
+# ---- read elsewhere, or not at all ------------------------------------------------------------
+# Kinds that run GPU pods but stay "unknown kind" warnings in the scan, because one object does not say what
+# its pods are:
+# - Kubeflow Trainer TrainJob (kubeflow/trainer@v2.3.0:pkg/apis/trainer/v1alpha1/trainjob_types.go,
+#   pkg/runtime/core/trainingruntime.go): its pods are its runtimeRef's (Cluster)TrainingRuntime template, another
+#   object and often a cluster-wide one, strategic-merged with runtimePatches, with trainer.resourcesPerNode put on
+#   the trainer job's "node" container; the tolerations are the runtime's unless a patch replaces them. The
+#   runtimes themselves are read below.
+# - Argo Workflow (argoproj/argo-workflows@v4.1.2:workflow/controller/workflowpod.go): a container, script or
+#   containerSet template's tolerations are its own, else those of the steps/DAG template it is called from (one
+#   template can run under several), else spec.tolerations (lines 1374-1379); podSpecPatch strings at both levels
+#   can change tolerations and resources, and templateRef / workflowTemplateRef take templates from other objects.
+
+
 # ---- the table --------------------------------------------------------------------------------
 
 _RAY = (("headGroupSpec", "template"), ("workerGroupSpecs", "[]", "template"))
@@ -260,6 +360,8 @@ _KINDS: dict[str, tuple[str | None, frozenset[str] | None, Finder | Mapping[str,
     "MPIJob": ("kubeflow.org", None, _pod_template_specs(("spec", "mpiReplicaSpecs", "*", "template"))),
     # kubeflow/training-operator@v1.9.0:manifests/base/crds/kubeflow.org_pytorchjobs.yaml (not in shared/upstream)
     "PyTorchJob": ("kubeflow.org", None, _pod_template_specs(("spec", "pytorchReplicaSpecs", "*", "template"))),
+    # kubeflow/training-operator@v1.9.0:manifests/base/crds/kubeflow.org_tfjobs.yaml (not in shared/upstream)
+    "TFJob": ("kubeflow.org", None, _pod_template_specs(("spec", "tfReplicaSpecs", "*", "template"))),
     # kubeflow/trainer@v2.3.0:manifests/base/crds/trainer.kubeflow.org_{,cluster}trainingruntimes.yaml (not in
     # shared/upstream). A TrainJob itself carries no pod template, only partial patches of its runtime's.
     **{
@@ -278,8 +380,23 @@ _KINDS: dict[str, tuple[str | None, frozenset[str] | None, Finder | Mapping[str,
     ),
     "RayService": ("ray.io", None, _pod_template_specs(*(("spec", "rayClusterConfig", *p) for p in _RAY))),
     "InferenceService": ("serving.kserve.io", frozenset({"v1beta1"}), _inference_service),
+    "LLMInferenceService": ("serving.kserve.io", frozenset({"v1alpha1", "v1alpha2"}), _llm_inference_service),
+    # vllm-project/aibrix@v0.7.0:config/crd/orchestration/orchestration.aibrix.ai_stormservices.yaml (not in
+    # shared/upstream): spec.template is a RoleSet template, each of its spec.roles[] has a PodTemplateSpec.
+    "StormService": (
+        "orchestration.aibrix.ai",
+        None,
+        _pod_template_specs(("spec", "template", "spec", "roles", "[]", "template")),
+    ),
+    "VLLMRuntime": ("production-stack.vllm.ai", None, _vllm_runtime),
     "Workspace": ("kaito.sh", None, _workspace),
     "DynamoGraphDeployment": ("nvidia.com", None, {"v1alpha1": _dynamo_v1alpha1, "v1beta1": _DYNAMO_V1BETA1}),
+}
+
+# Operator kinds named like a built-in kind (which matches in any group): (group, kind): (API versions, finder).
+_NAMESAKES: dict[tuple[str, str], tuple[frozenset[str] | None, Finder]] = {
+    # volcano-sh/volcano@v1.15.1:config/crd/volcano/bases/batch.volcano.sh_jobs.yaml (not in shared/upstream)
+    ("batch.volcano.sh", "Job"): (None, _pod_template_specs(("spec", "tasks", "[]", "template"))),
 }
 
 TEMPLATE_KINDS: frozenset[str] = frozenset(_KINDS)
@@ -297,6 +414,8 @@ def templates_of(token: str, props: Mapping[str, Any]) -> list[Found]:
     if api is None or api[2] not in _KINDS or not isinstance(props, Mapping):
         return []
     group, versions, find = _KINDS[api[2]]
+    if (api[0], api[2]) in _NAMESAKES:
+        group, (versions, find) = api[0], _NAMESAKES[api[0], api[2]]
     if isinstance(find, Mapping):
         versions, find = frozenset(find), find.get(api[1])
     if (group is not None and api[0] != group) or (versions is not None and api[1] not in versions):

@@ -1,5 +1,5 @@
-"""Operator kinds: the rules see the pod templates inside Kubeflow, KubeRay, KServe, LWS, KAITO and NVIDIA Dynamo
-objects, and Karpenter NodePools count as GPU pools.
+"""Operator kinds: the rules see the pod templates inside Kubeflow, Volcano, KubeRay, KServe, LWS, KAITO, AIBrix and
+NVIDIA Dynamo objects, and Karpenter NodePools count as GPU pools.
 
 Each kind has one small compliant GPU fixture in tests/fixtures/operator_kinds/. For each: the template paths
 the rules see, no findings (``evaluate_all`` on the parsed objects, and ``scan_all`` on the file), a GPU pod
@@ -83,10 +83,14 @@ fixture                    | CRD in shared/upstream/crds (- if none)          | 
 mpijob.yaml                | kubeflow.org_mpijobs.yaml                        | spec.mpiReplicaSpecs.Worker.template.spec.containers[0] worker                      | spec.mpiReplicaSpecs.Launcher.template.spec. spec.mpiReplicaSpecs.Worker.template.spec.
 pytorchjob.yaml            | -                                                | spec.pytorchReplicaSpecs.Worker.template.spec.containers[0] pytorch                 | spec.pytorchReplicaSpecs.Master.template.spec. spec.pytorchReplicaSpecs.Worker.template.spec.
 trainingruntime.yaml       | -                                                | spec.template.spec.replicatedJobs[0].template.spec.template.spec.containers[0] node | spec.template.spec.replicatedJobs[0].template.spec.template.spec.
+tfjob.yaml                 | -                                                | spec.tfReplicaSpecs.Worker.template.spec.containers[0] tensorflow                   | spec.tfReplicaSpecs.Chief.template.spec. spec.tfReplicaSpecs.Worker.template.spec.
+volcanojob.yaml            | -                                                | spec.tasks[1].template.spec.containers[0] mpiworker                                 | spec.tasks[0].template.spec. spec.tasks[1].template.spec.
 raycluster.yaml            | ray.io_rayclusters.yaml                          | spec.workerGroupSpecs[0].template.spec.containers[0] ray-worker                     | spec.headGroupSpec.template.spec. spec.workerGroupSpecs[0].template.spec.
 rayjob.yaml                | ray.io_rayjobs.yaml                              | spec.rayClusterSpec.workerGroupSpecs[0].template.spec.containers[0] ray-worker      | spec.rayClusterSpec.headGroupSpec.template.spec. spec.rayClusterSpec.workerGroupSpecs[0].template.spec. spec.submitterPodTemplate.spec.
 rayservice.yaml            | ray.io_rayservices.yaml                          | spec.rayClusterConfig.workerGroupSpecs[0].template.spec.containers[0] ray-worker    | spec.rayClusterConfig.headGroupSpec.template.spec. spec.rayClusterConfig.workerGroupSpecs[0].template.spec.
 inferenceservice.yaml      | serving.kserve.io_inferenceservices.yaml         | spec.predictor.model kserve-container                                               | spec.predictor.
+llminferenceservice.yaml   | -                                                | spec.template.containers[0] main                                                    | spec.template. spec.prefill.template.
+stormservice.yaml          | -                                                | spec.template.spec.roles[1].template.spec.containers[0] decode                      | spec.template.spec.roles[0].template.spec. spec.template.spec.roles[1].template.spec.
 leaderworkerset.yaml       | leaderworkerset.x-k8s.io_leaderworkersets.yaml   | spec.leaderWorkerTemplate.workerTemplate.spec.containers[0] worker                  | spec.leaderWorkerTemplate.leaderTemplate.spec. spec.leaderWorkerTemplate.workerTemplate.spec.
 disaggregatedset.yaml      | disaggregatedset.x-k8s.io_disaggregatedsets.yaml | spec.roles[1].spec.leaderWorkerTemplate.workerTemplate.spec.containers[0] decode    | spec.roles[0].spec.leaderWorkerTemplate.workerTemplate.spec. spec.roles[1].spec.leaderWorkerTemplate.workerTemplate.spec.
 dynamographdeployment.yaml | nvidia.com_dynamographdeployments.yaml           | spec.services.VllmDecodeWorker.extraPodSpec.mainContainer main                      | spec.services.Frontend.extraPodSpec. spec.services.VllmDecodeWorker.extraPodSpec.
@@ -207,7 +211,8 @@ def test_fixture_against_crd(kind):
 
 def test_fixtures_cover_every_operator_kind():
     built_in = {"Pod", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob"}
-    covered = {subject(load(k.file))["kind"] for k in KINDS} | {"ClusterTrainingRuntime"}  # as a TrainingRuntime:
+    covered = {subject(load(k.file))["kind"] for k in KINDS} | {"VLLMRuntime"}  # in test_operator_kinds_more.py
+    covered |= {"ClusterTrainingRuntime"}  # as a TrainingRuntime:
     assert covered | built_in == TEMPLATE_KINDS
     assert template_group("Deployment") is None and template_group("MPIJob") == "kubeflow.org"
     found = templates_of("kubernetes:trainer.kubeflow.org/v1alpha1:ClusterTrainingRuntime", subject(load("trainingruntime.yaml")))
