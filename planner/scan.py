@@ -49,7 +49,9 @@ CHECKS = {
 _CONFLICT = re.compile(r"^(<{7}(?: |$)|={7}[ \t\r]*$|>{7}(?: |$))", re.MULTILINE)
 _HELM_ACTION = re.compile(r"\{\{-?\s*(\.Values|\.Release|\.Chart|\.Capabilities|\.Files|include\s|template\s|tpl\s)")
 _DEVICE = re.compile(r"nvidia\.com/gpu|amd\.com/gpu|nvidia\.com/mig-.+|rdma/.+")
-_NOT_REQUESTS = {"nodeSelector", "labels", "matchLabels", "annotations"}  # device names there are labels, not asks
+_AMOUNTS = {"requests", "limits", "resources"}  # a device name asks as a key of these; elsewhere it is a label or taint
+_CLAIM_REFERENCE = re.compile(r".*[rR]esourceClaim(Template)?Name")  # resourceClaimName, gpuResourceClaimTemplateName
+_NOT_REQUESTS = {"nodeSelector", "nodeLabels", "labels", "matchLabels", "annotations", "tolerations"}
 _NOT_WORKLOADS = {"ResourceQuota", "LimitRange", "Node"}
 _CLAIM_KEYS = (("resourceClaimTemplateName", "ResourceClaimTemplate"), ("resourceClaimName", "ResourceClaim"))
 _EMPTY_LIST = object()  # stands for a List without items among a file's documents
@@ -275,9 +277,13 @@ def _why_empty(documents: list[tuple[object, yaml.Node | None]]) -> str:
     return "no Kubernetes objects: a Helm values file? (no document has apiVersion and kind)"
 
 
-def device_paths(obj: object, path: str = "", seen: set[int] | None = None) -> list[str]:
+def device_paths(obj: object, path: str = "", seen: set[int] | None = None, parent: object = None) -> list[str]:
     """JSON paths in an object that ask for GPUs, RDMA NICs or DRA claims (top-level metadata and status
-    aside). Each mapping and list is walked once, so YAML aliases and cycles cost nothing."""
+    aside): a device resource as a key of a ``requests``, ``limits`` or shorthand ``resources`` map (``parent``
+    is the key holding ``obj``; elsewhere, as in a Kueue ResourceFlavor's ``nodeLabels``, it names a label or
+    taint), a pod's ``resourceClaims``, a container's ``resources.claims``, and an operator's own claim fields
+    (NIM Operator's ``draResources``, any key ending in ``resourceClaimTemplateName`` or ``resourceClaimName``).
+    Each mapping and list is walked once, so YAML aliases and cycles cost nothing."""
     seen = set() if seen is None else seen
     if not isinstance(obj, Mapping | list) or id(obj) in seen:
         return []
@@ -288,11 +294,13 @@ def device_paths(obj: object, path: str = "", seen: set[int] | None = None) -> l
     for key, value in obj.items():
         if (not path and key in ("metadata", "status")) or key in _NOT_REQUESTS:
             continue
-        claims = key == "resourceClaims" or (key == "claims" and path.endswith("resources"))
-        if (isinstance(key, str) and _DEVICE.fullmatch(key)) or (claims and items(value)):
+        claims = key in ("resourceClaims", "draResources") or (key == "claims" and path.endswith("resources"))
+        device = isinstance(key, str) and _DEVICE.fullmatch(key) and parent in _AMOUNTS
+        reference = isinstance(key, str) and _CLAIM_REFERENCE.fullmatch(key) and isinstance(value, str) and value
+        if device or reference or (claims and items(value)):
             found.append(_step(path, key))
         else:
-            found.extend(device_paths(value, _step(path, key), seen))
+            found.extend(device_paths(value, _step(path, key), seen, key))
     return found
 
 

@@ -8,14 +8,17 @@ VNet NIC with ``rdma: false`` per size), the NVIDIA DRA driver's whole GPUs, MIG
 GPUs (``gpu.nvidia.com``, one per catalog product and MIG profile), a ``mig.nvidia.com`` slice and
 AMD GPUs and partitions (``gpu.amd.com``). A class is
 
-* ``rdma`` when it admits an RDMA NIC and no non-RDMA NIC;
+* ``rdma`` when it admits an RDMA NIC, whether or not it also admits plain NICs: DRANET publishes
+  both under driver ``dra.net``, so a class taking every ``dra.net`` device (DRANET's own
+  ``dranet.net`` example) may hand a claim RDMA NICs, and its pods must follow the RDMA contract;
 * ``gpu`` when it admits a GPU device.
 
-When the selectors admit none of the synthetic devices (an attribute value the synthetic devices do
-not carry, a function cel-python lacks such as ``quantity()``) or do not compile, a textual
-recognizer decides instead: ``device.driver == "<driver>"`` (or ``in [...]``) naming ``dra.net``
-together with ``.rdma == true`` / ``["rdma"] == true`` means RDMA, naming ``gpu.nvidia.com``,
-``mig.nvidia.com`` or ``gpu.amd.com`` means GPUs. A claim whose class has no DeviceClass object in
+A class without selectors admits every device, so it is both. When the selectors admit none of the
+synthetic devices (an attribute value the synthetic devices do not carry, a function cel-python
+lacks such as ``quantity()``) or do not compile, a textual recognizer decides instead:
+``device.driver == "<driver>"`` (or ``in [...]``) naming ``dra.net`` means RDMA unless the text
+tests the ``rdma`` attribute other than ``== true``, naming ``gpu.nvidia.com``, ``mig.nvidia.com`` or
+``gpu.amd.com`` means GPUs. A claim whose class has no DeviceClass object in
 the stack (or the scanned set) is judged by its name, as before: ``dranet.net`` is RDMA,
 ``gpu.nvidia.com`` and ``mig.nvidia.com`` are GPUs.
 """
@@ -29,6 +32,7 @@ from typing import Any, Literal, NamedTuple
 
 from components.core import catalog
 from components.core.labels import DRANET_DRIVER, NVIDIA_DRA_DRIVER, RDMA_DEVICE_CLASS
+from policies.cel import cel_environment
 from policies.manifests import (
     GPU_DEVICE_CLASSES,
     UNKNOWN_CLASS,
@@ -118,19 +122,10 @@ def _synthetic() -> tuple[tuple[Role, dict[str, Any]], ...]:
 # ---- judging one DeviceClass -------------------------------------------------------------------
 
 
-@functools.cache
-def _environment() -> Any:
-    """cel-python's environment, made on first use: building its parser takes over half a second, which a
-    stack or scan without DeviceClass selectors should not pay."""
-    import celpy
-
-    return celpy.Environment()
-
-
 @functools.lru_cache(maxsize=512)
 def _program(expression: str) -> Any:
     try:
-        return _environment().program(_environment().compile(expression))
+        return cel_environment().program(cel_environment().compile(expression))
     except Exception:  # celpy raises parse errors of several kinds; the API server would reject the class
         return None
 
@@ -145,20 +140,22 @@ def _matches(program: Any, device: Any) -> bool:
 
 _DRIVER_EQ = re.compile(r"""device\.driver\s*==\s*(["'])([^"']+)\1|(["'])([^"']+)\3\s*==\s*device\.driver""")
 _DRIVER_IN = re.compile(r"""device\.driver\s+in\s*\[([^\]]*)\]""")
+_RDMA = re.compile(r"""\.rdma\b|\[\s*["']rdma["']\s*\]""")
 _RDMA_TRUE = re.compile(r"""(\.rdma|\[\s*["']rdma["']\s*\])\s*==\s*true\b""")
 
 
 def recognize(expression: str) -> set[Kind]:
-    """What a selector text names: drivers compared with ``device.driver``, and ``rdma == true``.
+    """What a selector text names: drivers compared with ``device.driver``, and the ``rdma`` attribute.
 
-    It reads no structure (``!``, ``||``), so it only decides when evaluation on the synthetic
-    devices admitted none of them.
+    Naming ``dra.net`` is RDMA when the text leaves ``rdma`` alone (every DRANET NIC, RDMA ones
+    included) or tests ``rdma == true``. It reads no structure (``!``, ``||``), so it only decides
+    when evaluation on the synthetic devices admitted none of them.
     """
     drivers = {m[2] or m[4] for m in _DRIVER_EQ.finditer(expression)}
     for listed in _DRIVER_IN.finditer(expression):
         drivers |= {m[2] for m in re.finditer(r"""(["'])([^"']+)\1""", listed[1])}
     kinds: set[Kind] = set()
-    if DRANET_DRIVER in drivers and _RDMA_TRUE.search(expression):
+    if DRANET_DRIVER in drivers and (_RDMA_TRUE.search(expression) or not _RDMA.search(expression)):
         kinds.add("rdma")
     if drivers & set(GPU_DRIVERS):
         kinds.add("gpu")
@@ -168,13 +165,13 @@ def recognize(expression: str) -> set[Kind]:
 @functools.lru_cache(maxsize=256)
 def _kinds(expressions: tuple[str, ...]) -> frozenset[Kind]:
     if not expressions:
-        return frozenset({"gpu"})  # no selectors admit every device: GPUs, and NICs with and without RDMA
+        return frozenset({"gpu", "rdma"})  # no selectors admit every device: GPUs, and NICs with and without RDMA
     programs = [_program(e) for e in expressions]
     if all(p is not None for p in programs):
         matched = {role for role, device in _synthetic() if all(_matches(p, device) for p in programs)}
         if matched:
             kinds: set[Kind] = set()
-            if "rdma-nic" in matched and "nic" not in matched:
+            if "rdma-nic" in matched:
                 kinds.add("rdma")
             if "gpu" in matched:
                 kinds.add("gpu")

@@ -239,6 +239,44 @@ def test_unknown_kind_device_paths(capsys, tmp_path, spec, shown):
     assert shown in warning["message"] and warning["message"].endswith(": its pods are not checked")
 
 
+SCAN_DRA = FIXTURES / "scan_dra"
+
+
+def test_dra_through_an_operators_own_field_warns(capsys):
+    """NIM Operator's sample NIMService asks for a GPU through spec.draResources[].resourceClaimTemplateName."""
+    code, report = run_json(capsys, SCAN_DRA / "nimservice-dra-manual.yaml")
+    [warning] = report["warnings"]
+    assert warning["check"] == "unknown-kind-devices"
+    assert warning["resource"] == "NIMService nim-service/meta-llama3-2-1b-instruct"
+    assert warning["message"].endswith("DRA claims at spec.draResources: its pods are not checked")
+    assert (code, report["objects"]) == (EXIT_OK, 3)
+
+
+@pytest.mark.parametrize(
+    ("spec", "shown"),
+    [
+        ("  draResources: [{resourceClaimName: gpu-claim}]\n", "spec.draResources"),
+        ("  draResources: [{claimCreationSpec: {devices: [{name: gpu}]}}]\n", "spec.draResources"),
+        ("  engine: {gpuResourceClaimTemplateName: h100-4gpu}\n", "spec.engine.gpuResourceClaimTemplateName"),
+        ("  workers: [{resourceClaimName: nics}]\n", "spec.workers[0].resourceClaimName"),
+        ("  resources: {nvidia.com/gpu: 2}\n", 'spec.resources["nvidia.com/gpu"]'),
+    ],
+    ids=["claim-name", "claim-creation-spec", "key-ending-in-template-name", "claim-name-key", "shorthand-resources"],
+)
+def test_claim_references_under_operator_fields_warn(capsys, tmp_path, spec, shown):
+    _, report = run_json(
+        capsys, write(tmp_path, "t.yaml", f"apiVersion: example.com/v1\nkind: Server\nmetadata: {{name: s}}\nspec:\n{spec}")
+    )
+    [warning] = report["warnings"]
+    assert f"DRA claims at {shown}: its pods are not checked" in warning["message"]
+
+
+def test_gpu_node_labels_of_a_kueue_resource_flavor_do_not_warn(capsys):
+    """nvidia.com/gpu as a ResourceFlavor's node label, taint key and toleration key is no request."""
+    code, report = run_json(capsys, SCAN_DRA / "resourceflavor-gpu-node-labels.yaml")
+    assert (code, report["warnings"], report["objects"]) == (EXIT_OK, [], 1)
+
+
 def test_a_self_referencing_alias_is_refused_not_walked(capsys, tmp_path):
     spec = "  &a\n  self: *a\n  limits: {rdma/ib: 1}\n"
     _, report = run_json(
@@ -264,11 +302,25 @@ def test_unknown_means_pod_templates_finds_none(capsys, monkeypatch):
         "apiVersion: v1\nkind: Node\nmetadata: {name: n, labels: {nvidia.com/gpu: 'true'}}\nstatus: {capacity: {nvidia.com/gpu: 8}}\n",
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {resource: nvidia.com/gpu}\n",
         "apiVersion: example.com/v1\nkind: Thing\nmetadata: {name: t}\nspec: {nodeSelector: {nvidia.com/gpu: 'true'}}\n",
+        "apiVersion: example.com/v1\nkind: Thing\nmetadata: {name: t}\nspec: {pool: {nodeLabels: {nvidia.com/gpu: 'true'}}}\n",
+        "apiVersion: example.com/v1\nkind: Thing\nmetadata: {name: t}\nspec: {capacity: {nvidia.com/gpu: 8}}\n",
+        "apiVersion: example.com/v1\nkind: Thing\nmetadata: {name: t}\nspec: {draResources: [], resourceClaimName: ''}\n",
         "apiVersion: example.com/v1\nkind: Thing\nmetadata: {name: t}\nspec: {resourceClaims: []}\n",
         "apiVersion: example.com/v1\nkind: Thing\nmetadata: {name: t}\nstatus: {resources: {limits: {nvidia.com/gpu: 1}}}\n",
         "apiVersion: example.com/v1\nkind: AllowList\nmetadata: {name: a}\nspec: {}\nitems: [one, two]\n",
     ],
-    ids=["quota", "node", "string-value", "node-selector", "no-claims", "status", "list-kind-with-spec"],
+    ids=[
+        "quota",
+        "node",
+        "string-value",
+        "node-selector",
+        "node-labels",
+        "capacity",
+        "empty-claim-fields",
+        "no-claims",
+        "status",
+        "list-kind-with-spec",
+    ],
 )
 def test_device_names_that_are_not_requests_do_not_warn(capsys, tmp_path, text):
     code, report = run_json(capsys, write(tmp_path, "x.yaml", text))

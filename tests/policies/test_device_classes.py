@@ -111,7 +111,7 @@ def test_per_model_class_for_every_catalog_model(product_names):
 
 NIC = 'device.driver == "dra.net"'
 CASES = {
-    "dra.net NICs of any kind are not RDMA": ([NIC], set()),
+    "every dra.net NIC, RDMA ones included (DRANET's own class): RDMA": ([NIC], {"rdma"}),
     "single quotes": (["device.driver == 'dra.net' && device.attributes['dra.net'].rdma == true"], {"rdma"}),
     "index syntax, no driver test": (['device.attributes["dra.net"]["rdma"] == true'], {"rdma"}),
     "rdma as a bare boolean": ([f'{NIC} && device.attributes["dra.net"].rdma'], {"rdma"}),
@@ -147,7 +147,15 @@ CASES = {
     "RDMA NICs or GPUs": ([f"({RDMA_CEL}) || device.driver == 'gpu.nvidia.com'"], {"gpu", "rdma"}),
     "another driver": (['device.driver == "fpga.example.com"'], set()),
     "NVIDIA compute domains are not GPUs": (["device.driver == 'compute-domain.nvidia.com'"], set()),
-    "no selector selects every device, GPUs included": ([], {"gpu"}),
+    "no selector selects every device, GPUs and RDMA NICs included": ([], {"gpu", "rdma"}),
+    "dra.net NICs by an attribute the synthetic NICs lack (recognizer): RDMA": (
+        [f'{NIC} && device.attributes["dra.net"].ifName == "eth7"'],
+        {"rdma"},
+    ),
+    "plain dra.net NICs by an attribute the synthetic NICs lack (recognizer)": (
+        [f'{NIC} && device.attributes["dra.net"].rdma == false && device.attributes["dra.net"].ifName == "eth7"'],
+        set(),
+    ),
     "does not compile (the API server rejects it): recognizer": ([RDMA_CEL + " &&"], {"rdma"}),
 }
 
@@ -165,7 +173,8 @@ def test_unknown_selectors_cannot_be_judged():
 
 def test_recognizer_reads_drivers_and_rdma_only():
     assert dc.recognize("device.driver == 'dra.net' && device.attributes['dra.net']['rdma'] == true") == {"rdma"}
-    assert dc.recognize('device.driver == "dra.net"') == set()
+    assert dc.recognize('device.driver == "dra.net"') == {"rdma"}, "every DRANET NIC, RDMA ones included"
+    assert dc.recognize('device.driver == "dra.net" && device.attributes["dra.net"]["rdma"] == false') == set()
     assert dc.recognize('device.attributes["dra.net"].rdma == true') == set(), "RDMA needs the dra.net driver named"
     assert dc.recognize("device.driver in ['mig.nvidia.com']") == {"gpu"}
 
@@ -307,3 +316,96 @@ def test_gpu_taints_judges_a_custom_gpu_class_by_its_selectors():
     assert claims_gpu(stack(GPU_CLASS)), "absent: gpu.nvidia.com counts by name"
     assert not claims_gpu(stack(GPU_CLASS, dra_class(GPU_CLASS, RDMA_CEL))), "present: judged by what it selects"
     assert not claims_gpu(stack(RDMA_TEMPLATE, dra_class(RDMA_TEMPLATE, 'device.driver == "fpga.example.com"')))
+
+
+# ---- upstream claims asking for GPUs and NICs in one claim ---------------------------------------
+
+DRA_FIXTURES = REPO / "tests" / "fixtures" / "scan_dra"
+RDMA_RULES = (rdma_capable_sku, ipc_lock_without_privileged, nccl_ib)
+
+
+def upstream(name: str, **renames: str) -> list[Resource]:
+    """A fixture of DRANET's examples as resources; ``renames`` replaces text first (a class's name)."""
+    text = (DRA_FIXTURES / name).read_text()
+    for old, new in renames.items():
+        text = text.replace(old, new)
+    return [manifest_resource(obj) for obj in yaml.safe_load_all(text) if obj]
+
+
+def claim_pod(claim: str, namespace: str = "default") -> Resource:
+    """A pod (the GB300 example's worker) consuming the ResourceClaim ``claim`` by name."""
+    return manifest_resource(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "nccl-test-dra-worker-0", "namespace": namespace},
+            "spec": {
+                "resourceClaims": [{"name": "gpu-nic", "resourceClaimName": claim}],
+                "containers": [
+                    {"name": "nccl", "image": "nvcr.io/nvidia/pytorch:25.10-py3", "resources": {"claims": [{"name": "gpu-nic"}]}}
+                ],
+            },
+        }
+    )
+
+
+def gb300_claim() -> list[Resource]:
+    """DRANET's AKS GB300 ResourceClaim (v1, ``exactly``; its classes judged by name) and a pod naming it."""
+    return [*upstream("dranet-gb300-resource-claim.yaml"), claim_pod("nccl-test-dra-worker-0-gpu-nic-sbmhc")]
+
+
+def v1beta1_claim() -> list[Resource]:
+    """The v1beta1 example's template made a ResourceClaim of the same API version, and a pod naming it."""
+    resources = upstream("dranet-nvidia-v1beta1.yaml")
+    [template] = [r for r in resources if r.type.endswith(":ResourceClaimTemplate")]
+    claim = {"apiVersion": "resource.k8s.io/v1beta1", "kind": "ResourceClaim", "metadata": {"name": "gpu-nic"}}
+    claim["spec"] = template.props["spec"]["spec"]
+    kept = [r for r in resources if r.type.endswith(":DeviceClass")]
+    return [*kept, manifest_resource(claim), claim_pod("gpu-nic")]
+
+
+GPU_AND_NIC = {
+    "v1 template, DRANET's class on the dra.net driver": lambda: upstream("dranet-distributed-training.yaml"),
+    "v1 template, the same class named fast-nics": lambda: upstream(
+        "dranet-distributed-training.yaml", **{"dranet.net": FAST_NICS}
+    ),
+    "v1beta1 template (no exactly), class dranet on the dra.net driver": lambda: upstream("dranet-nvidia-v1beta1.yaml"),
+    "v1 ResourceClaim, classes judged by their names": gb300_claim,
+    "v1beta1 ResourceClaim, class dranet on the dra.net driver": v1beta1_claim,
+}
+
+
+@pytest.mark.parametrize("build", list(GPU_AND_NIC.values()), ids=list(GPU_AND_NIC))
+def test_a_claim_on_gpus_and_nics_counts_as_both(build):
+    """One claim asking for GPUs and NICs is a GPU claim and an RDMA claim: every rule on either runs."""
+    resources = build()
+    for rule in RDMA_RULES:
+        assert [m for m in messages(rule, resources) if "claims RDMA NICs" in m], rule.NAME
+    assert [m for m in rule_messages(GPU_TAINTS, resources) if "requests GPUs (claim" in m]
+
+
+def test_the_dranet_training_worker_made_compliant_passes():
+    """The upstream MPIJob with the contract the findings ask for: no rule finds anything in its worker."""
+    resources = upstream("dranet-distributed-training.yaml")
+    [job] = [r for r in resources if r.type.endswith(":MPIJob")]
+    worker = job.props["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]
+    worker["nodeSelector"] = {"kubernetes.azure.com/agentpool": RDMA_POOL}
+    worker["tolerations"].append({"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"})
+    [pytorch] = worker["containers"]
+    pytorch["securityContext"] = {"capabilities": {"add": ["IPC_LOCK"], "drop": ["ALL"]}, "allowPrivilegeEscalation": False}
+    pytorch["env"] = [{"name": "NCCL_IB_DISABLE", "value": "0"}]
+    stack = [*resources, managed_cluster(), agent_pool(RDMA_POOL, H100, taints=[GPU_TAINT])]
+    for rule in (*(module.RULE for module in RDMA_RULES), GPU_TAINTS):
+        assert rule_messages(rule, stack) == [], rule.name
+
+
+def test_a_class_on_plain_dranet_nics_only_is_not_rdma():
+    """DRANET's class narrowed by its own selectors to NICs without RDMA: no RDMA rule applies."""
+    resources = upstream(
+        "dranet-distributed-training.yaml",
+        **{
+            'expression: device.driver == "dra.net"': 'expression: device.driver == "dra.net" && !device.attributes["dra.net"].rdma'
+        },
+    )
+    for rule in RDMA_RULES:
+        assert messages(rule, resources) == [], rule.NAME
