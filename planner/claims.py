@@ -9,7 +9,6 @@ and its parser built, only for a plan that has claim templates.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +26,7 @@ from components.core.labels import (
 from planner.azure.pools import agent_pool, aks_managed_gpus
 from planner.engine.program import ProgramRun
 from planner.engine.values import plain
+from policies.cel import cel_environment
 
 # The classes the NVIDIA DRA driver chart creates itself (its deviceclass templates).
 CHART_CLASSES = {
@@ -162,19 +162,11 @@ class Verdict:
     reason: str
 
 
-@functools.cache
-def _environment() -> Any:
-    """cel-python's environment, made on first use (building its parser takes over half a second)."""
-    import celpy
-
-    return celpy.Environment()
-
-
 class Selector:
     """A compiled CEL expression. An evaluation error means "no match", as a failed selector does."""
 
     def __init__(self, expression: str):
-        env = _environment()
+        env = cel_environment()
         self.expression = expression
         self.program = env.program(env.compile(expression))
 

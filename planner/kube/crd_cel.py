@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from planner.kube.json_values import is_int, is_number
+from policies.cel import cel_environment
 
 OLD_SELF = re.compile(r"\boldSelf\b")
 """A transition rule names ``oldSelf``: it does not run on create."""
@@ -65,7 +66,7 @@ class CelEngine:
         from planner.kube.cel_library import FUNCTIONS
 
         self.celpy, self.ct = celpy, celtypes
-        self.env = celpy.Environment()
+        self.env = cel_environment()
         self.functions = FUNCTIONS
         self.programs: dict[str, tuple[Any, str | None]] = {}
 

@@ -1,0 +1,99 @@
+"""cel-python's environment for DeviceClass and claim selectors, made once per process, on first use.
+
+cel-python builds one LALR parser per process from its grammar (``celpy.celparser.CELParser.CEL_PARSER``),
+which takes most of a scan of one DeviceClass; lark loads the same parser back from ``Lark.save`` in about
+a hundredth of that. So the built parser is kept in the tool's cache folder, under a name keyed by what
+decides it: cel-python's grammar and parser module, lark's version and Python's. A file that cannot be
+read, is corrupt or holds another parser is ignored and rewritten; a file is written whole or not at all.
+The file is lark's own format, a pickle, so it is read from the user's own cache folder only (lark's
+``cache=True`` would put it in the shared temporary folder).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def cache_folder() -> Path:
+    """``$XDG_CACHE_HOME/aks-gpu/cel``, else ``~/.cache/aks-gpu/cel``: where the built parser is kept."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "aks-gpu" / "cel"
+
+
+@functools.cache
+def cel_environment() -> Any:
+    """The process's ``celpy.Environment`` (its defaults: no package, no annotations, the interpreted runner)."""
+    import celpy
+    from celpy.celparser import CELParser
+
+    if CELParser.CEL_PARSER is not None:  # built already, by cel-python's own Environment
+        return celpy.Environment()
+    try:
+        path = cache_folder() / f"parser-{_key()}.pickle"
+    except (OSError, RuntimeError):  # no home folder, or cel-python's sources unreadable: build it
+        return celpy.Environment()
+    CELParser.CEL_PARSER = loaded = _load(path)
+    env = celpy.Environment()  # builds the parser when none was loaded
+    if loaded is None:
+        _save(CELParser.CEL_PARSER, path)
+    return env
+
+
+def _key() -> str:
+    """What the built parser depends on: a new cel-python release that changes its grammar or its parser's
+    options, another lark, another Python, each get a file of their own."""
+    import hashlib  # here and in _save, not at the top: a scan without selectors needs neither (5 ms)
+
+    import celpy.celparser
+    import lark
+
+    parser_module = Path(celpy.celparser.__file__)
+    digest = hashlib.sha256()
+    for part in ((parser_module.parent / "cel.lark").read_bytes(), parser_module.read_bytes()):
+        digest.update(hashlib.sha256(part).digest())
+    python = "{}{}".format(*sys.version_info[:2])
+    return f"lark{lark.__version__}-py{python}-{digest.hexdigest()[:32]}"
+
+
+def _load(path: Path) -> Any:
+    """The parser saved at ``path``, or None (no file, unreadable, corrupt, or not the parser cel-python builds)."""
+    import celpy
+    import lark
+    from celpy.celparser import CELParser
+
+    try:
+        with path.open("rb") as file:
+            parser = lark.Lark.load(file)
+    except Exception:  # missing, unreadable, truncated or foreign: whatever pickle or lark meets first
+        return None
+    options = getattr(parser, "options", None)
+    expected = (
+        isinstance(parser, lark.Lark)
+        and options.parser == "lalr"
+        and options.tree_class is celpy.InterpretedRunner.tree_node_class
+        and options.lexer_callbacks == {"IDENT": CELParser.ambiguous_literals}
+    )
+    return parser if expected else None
+
+
+def _save(parser: Any, path: Path) -> None:
+    """Write the parser beside ``path`` and move it in, so a reader never sees half a file. An unwritable cache
+    costs the next process the build, nothing more."""
+    import tempfile
+
+    partial = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", suffix=".partial", delete=False) as file:
+            partial = Path(file.name)
+            parser.save(file)
+        os.replace(partial, path)
+    except Exception:
+        if partial is not None:
+            with contextlib.suppress(OSError):
+                partial.unlink()

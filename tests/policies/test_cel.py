@@ -1,0 +1,91 @@
+"""cel-python's parser, built once and then loaded from the tool's cache folder (``policies.cel``).
+
+Each case runs in a fresh interpreter with its own ``XDG_CACHE_HOME``: the parser is a per-process
+singleton, and what is under test is what a new process finds on disk.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.planner.imports import REPO
+
+EXPRESSIONS = [
+    'device.driver == "dra.net" && device.attributes["dra.net"].rdma == true',
+    "device.driver in ['gpu.nvidia.com', 'mig.nvidia.com'] && device.attributes['gpu.nvidia.com'].type != 'vfio'",
+    "!(device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) < 0) || size(device.name) > 3",
+    "1 + 2 * 3 == 7 ? [1, 2][0] : {'a': b'x'}.a",
+]
+BAD = ["device.driver ==", "device.driver == 'x' &&& true", "(((", "'unterminated"]
+
+PROBE = f"""
+import json
+from celpy.celparser import CELParser
+from policies.cel import cel_environment
+env = cel_environment()
+trees = [env.compile(e).pretty() for e in {EXPRESSIONS!r}]
+errors = []
+for e in {BAD!r}:
+    try:
+        env.compile(e)
+    except Exception as err:
+        errors.append(f"{{type(err).__name__}}: {{err.args[0]}}")
+print(json.dumps({{"loaded": CELParser.CEL_PARSER.source_path == "<deserialized>", "trees": trees, "errors": errors}}))
+"""
+
+
+def _probe(cache: Path) -> dict:
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+    result = subprocess.run([sys.executable, "-c", PROBE], cwd=REPO, env=env, capture_output=True, text=True, check=True)
+    return json.loads(result.stdout)
+
+
+def _saved(cache: Path) -> list[Path]:
+    return sorted((cache / "aks-gpu" / "cel").glob("*"))
+
+
+def test_the_first_process_builds_and_saves_the_parser_the_next_loads_the_same_one(tmp_path):
+    built = _probe(tmp_path)
+    [saved] = _saved(tmp_path)
+    assert not built["loaded"] and saved.name.startswith("parser-lark") and saved.suffix == ".pickle"
+    loaded = _probe(tmp_path)
+    assert loaded["loaded"]
+    assert loaded["trees"] == built["trees"] and loaded["errors"] == built["errors"], "the loaded parser parses alike"
+    assert len(built["errors"]) == len(BAD)
+
+
+def test_a_corrupt_or_foreign_file_is_ignored_and_replaced(tmp_path):
+    _probe(tmp_path)
+    [saved] = _saved(tmp_path)
+    for junk in (saved.read_bytes()[:1000], b"not a pickle", json.dumps({"data": {}}).encode()):
+        saved.write_bytes(junk)
+        assert not _probe(tmp_path)["loaded"], "rebuilt"
+        assert _saved(tmp_path) == [saved], "rewritten in place, no partial file left"
+    assert _probe(tmp_path)["loaded"]
+
+
+def test_an_unwritable_cache_only_costs_the_build(tmp_path):
+    blocker = tmp_path / "aks-gpu"
+    blocker.write_text("a file where the cache folder would be")
+    assert _probe(tmp_path)["trees"] and not _probe(tmp_path)["loaded"]
+
+
+SCAN = """
+from celpy.celparser import CELParser
+from planner import scan
+report = scan.run(["tests/fixtures/seeds/seed004-dranet-device-class.yaml"])
+assert [item.resource.type.split(":")[-1] for item in report.located] == ["DeviceClass"]
+print(CELParser.CEL_PARSER.source_path == "<deserialized>")
+"""
+
+
+def test_a_scan_of_a_device_class_builds_the_parser_once_per_machine(tmp_path):
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    runs = [
+        subprocess.run([sys.executable, "-c", SCAN], cwd=REPO, env=env, capture_output=True, text=True, check=True) for _ in "12"
+    ]
+    assert [run.stdout.strip() for run in runs] == ["False", "True"]
