@@ -18,6 +18,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from .._base import ComponentInputError, StrictModel
 from ..azure.aks_cluster import AksClusterArgs
 from ..azure.gpu_node_pool import GpuNodePoolArgs
+from ..azure.gpu_node_pool_args import rdma_sizes
 from ..azure.model_store import ModelStoreArgs, blob_path_problem
 from ..azure.monitoring import ManagedPrometheusArgs
 from ..core import catalog
@@ -248,6 +249,13 @@ class StackConfig(StrictModel):
         for name in self.rdma.pools:
             if name not in pools:
                 problems.append(FieldProblem("rdma.pools", name, listing))
+            elif not catalog.is_rdma_capable(pools[name].vm_size):
+                # The root cause first: "set rdma: true" would only lead to the size's own refusal.
+                why = (
+                    f"pool {name!r} is {pools[name].vm_size}, which has no InfiniBand: an RDMA pool needs an RDMA size "
+                    f"({', '.join(rdma_sizes())}), or take {name!r} out of rdma.pools"
+                )
+                problems.append(FieldProblem("rdma.pools", name, why))
             elif not pools[name].rdma:
                 why = f"set gpu_pools[].rdma: true on {name!r} so it is labelled and checked as an RDMA pool"
                 problems.append(FieldProblem("rdma.pools", name, why))

@@ -160,3 +160,17 @@ def test_pulumi_configs_true_and_false_strings_are_booleans():
     config = copy.deepcopy(project_keys(stack_config("dev")))
     config["cluster"]["kaito"] = "true"
     assert parse_stack_config(config, "Pulumi.dev.yaml").cluster.kaito is True
+
+
+def test_a_size_without_infiniband_is_named_as_the_root_cause_whatever_rdma_says():
+    """Before: with rdma: false the refusal said "set gpu_pools[].rdma: true", whose own refusal then said the size has
+    no InfiniBand: an advice that could not work."""
+    import copy
+
+    for rdma in (True, False):
+        config = copy.deepcopy(project_keys(stack_config("train")))
+        config["gpu_pools"][0].update(vm_size="Standard_NC80adis_H100_v5", rdma=rdma)
+        with pytest.raises(ConfigError) as err:
+            parse_stack_config(config, "Pulumi.train.yaml")
+        assert "Standard_NC80adis_H100_v5" in str(err.value) and "set gpu_pools[].rdma: true" not in str(err.value)
+        assert ("no InfiniBand" in str(err.value)) or ("is not RDMA-capable" in str(err.value))
