@@ -4,8 +4,9 @@ Reads bench/fit_reference_points.json. For every point it runs the fit with the 
 memory gpu_memory.json says that GPU reports), tensor-parallel size, gpu_memory_utilization, context and
 dtypes, and prints vLLM's published KV budget and KV tokens beside the estimate. Capacity points (vLLM
 left at least a quarter of its budget for the KV cache) must land within the file's tolerance; verdict
-points (less or no KV room) must reach vLLM's fits / does-not-fit verdict. CUDA-graph memory counts
-against the budget only where the point's vLLM did that (0.21 and later, CUDA graphs on).
+points (less or no KV room) must reach vLLM's fits / does-not-fit verdict. Each point is estimated with
+its own release's profiler (``vllm_version``: the sampler's cost, CUDA graphs inside the budget from 0.21)
+and its scheduler settings where it set them (else vLLM's defaults for the GPU).
 
     .venv/bin/python bench/fit_accuracy.py            # table and summary; exit 1 if a point misses
     .venv/bin/python bench/fit_accuracy.py --json     # the same as JSON
@@ -82,17 +83,11 @@ def model_facts(data: dict, name: str) -> ModelFactsArgs:
     return models.get_model(name)
 
 
-def version_tuple(version: str) -> tuple[int, int]:
-    major, minor = version.split(".")[:2]
-    return int(major), int(minor)
-
-
 def evaluate(point: dict, data: dict) -> Outcome:
-    """The fit for one reference point, with that point's vLLM behaviour for CUDA graphs."""
+    """The fit for one reference point, with that point's vLLM release and scheduler settings."""
     facts = model_facts(data, point["model"])
     gpu = point["gpu"]
     device_gib = models.gpu_memory_table()[gpu]["device_gib"]
-    graphs = not point.get("enforce_eager", False) and version_tuple(point["vllm_version"]) >= models.CUDA_GRAPHS_IN_BUDGET_SINCE
     result = models.fit_on_memory(
         facts,
         0,
@@ -104,7 +99,9 @@ def evaluate(point: dict, data: dict) -> Outcome:
         dtype=point["dtype"],
         kv_cache_dtype=point["kv_cache_dtype"],
         max_num_seqs=point.get("max_num_seqs"),
-        cuda_graphs=graphs,
+        max_num_batched_tokens=point.get("max_num_batched_tokens"),
+        cuda_graphs=not point.get("enforce_eager", False),
+        vllm_version=point["vllm_version"],
     )
     published = point["published"]
     kv = published.get("kv_gib")

@@ -16,8 +16,9 @@ from pydantic import ValidationError
 from components.core import catalog
 from components.core.errors import ConfigError, validation_problems
 from components.core.models import (
-    RUNTIME_OVERHEAD_GIB,
-    TP_OVERHEAD_GIB,
+    NON_TORCH_GIB,
+    NON_TORCH_TP_GIB,
+    PINNED_VLLM_VERSION,
     WARN_BELOW_SEQUENCES,
     FitResult,
     ModelFactsArgs,
@@ -57,9 +58,9 @@ def header(model: ModelFactsArgs, length: int, args: argparse.Namespace) -> str:
         f"Fit of {model.hf_id} at {length} tokens of context (weights {weights}, KV cache {args.kv_cache_dtype}, "
         f"gpu-memory-utilization {args.gpu_memory_utilization})\n"
         f"List-price estimate ({prices['date']}, {prices['region']}, Microsoft's Retail Prices snapshot); per GPU: "
-        f"budget = the GiB the device reports (components/core/gpu_memory.json) x utilization, minus non-torch, activation, "
-        f"MoE workspace and CUDA-graph overhead (base {RUNTIME_OVERHEAD_GIB} GiB, +{TP_OVERHEAD_GIB} with TP); "
-        "formula: components/core/models.py FORMULA"
+        f"budget = the GiB the device reports (components/core/gpu_memory.json) x utilization, minus vLLM "
+        f"{PINNED_VLLM_VERSION}'s profiled overhead (non-torch {NON_TORCH_GIB} GiB, {NON_TORCH_TP_GIB} with TP; the profile "
+        "run's activation and sampler at vLLM's default batch sizes; CUDA graphs); formula: components/core/models.py FORMULA"
     )
 
 
@@ -156,8 +157,10 @@ def _report(model: ModelFactsArgs, length: int, args, results: list[FitResult], 
         "kv_cache_dtype": args.kv_cache_dtype,
         "assumptions": {
             "budget": "device-reported GiB (components/core/gpu_memory.json) x gpu_memory_utilization",
-            "runtime_overhead_gib": RUNTIME_OVERHEAD_GIB,
-            "tp_overhead_gib": TP_OVERHEAD_GIB,
+            "vllm_version": PINNED_VLLM_VERSION,
+            "non_torch_gib": NON_TORCH_GIB,
+            "non_torch_tp_gib": NON_TORCH_TP_GIB,
+            "overhead": "per option: non_torch_gib + activation_gib + cuda_graph_gib (components/core/models.py FORMULA)",
             "prices": catalog.price_snapshot(),
             "estimate": "list price of the whole VM; not a quote",
         },

@@ -217,3 +217,10 @@ def test_the_rule_table_in_the_docs_is_the_rules_own():
     document = (REPO / "docs" / "policies.md").read_text()
     assert with_table(document) == document, "run `make docs`"
     assert rule_table().count("\n") == 2 + len(__import__("policies.rules", fromlist=["RULES"]).RULES)
+
+
+def test_the_fit_formula_in_the_docs_is_the_codes_own():
+    from planner.fit_doc import with_formula
+
+    document = (REPO / "docs" / "serving.md").read_text()
+    assert with_formula(document) == document, "run `make docs`"

@@ -62,6 +62,8 @@ class FitResult:
     """CUDA-graph pool vLLM reserves inside the budget (0 with CUDA graphs off)."""
     max_num_seqs: int
     """Sequences vLLM schedules at once (its default for the GPU unless given); sizes the sampler term."""
+    max_num_batched_tokens: int
+    """Tokens per scheduler step (its default for the GPU unless given); sizes the forward-pass term."""
     kv_budget_gib_per_gpu: float
     """What is left for the KV cache (negative when the weights do not load)."""
     kv_bytes_per_token: int

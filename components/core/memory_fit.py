@@ -10,7 +10,13 @@ from typing import Any, TypedDict, Unpack
 from . import kv_cache
 from .fit_result import FitResult
 from .model_facts import GB, GIB, KV_CACHE_DTYPES, WEIGHT_DTYPES, ModelFactsArgs, check_choice, get_model
-from .vllm_overhead import runtime_overhead, vllm_default_max_num_seqs
+from .vllm_overhead import (
+    PINNED_VLLM_VERSION,
+    release,
+    runtime_overhead,
+    vllm_default_max_num_batched_tokens,
+    vllm_default_max_num_seqs,
+)
 
 DEFAULT_GPU_MEMORY_UTILIZATION = 0.9
 """``VllmServiceArgs.gpu_memory_utilization``'s default, passed to vLLM explicitly (vLLM's own default
@@ -36,10 +42,16 @@ class FitSettings(TypedDict, total=False):
     warn_below_sequences: int
     """Warn when fewer full-length sequences than this fit. Default ``WARN_BELOW_SEQUENCES`` (4)."""
     max_num_seqs: int | None
-    """Sequences vLLM schedules at once (sizes the sampler's activation). Default None: vLLM's default for the GPU."""
+    """Sequences vLLM schedules at once (rows of the profile run's sampler). Default None: vLLM's default for
+    the GPU."""
+    max_num_batched_tokens: int | None
+    """Tokens per scheduler step (the profile run's forward pass). Default None: ``vllm serve``'s default for
+    the GPU."""
     cuda_graphs: bool
-    """Whether vLLM reserves a CUDA-graph pool inside the budget; False is ``--enforce-eager`` (or a vLLM older
-    than 0.21). Default True."""
+    """Whether vLLM captures CUDA graphs; False is ``--enforce-eager``. Default True."""
+    vllm_version: str
+    """vLLM release whose profiler is modelled (its sampler cost; CUDA graphs count from 0.21). Default
+    ``PINNED_VLLM_VERSION``, the release VllmService runs."""
 
 
 DEFAULT_SETTINGS: FitSettings = {
@@ -49,7 +61,9 @@ DEFAULT_SETTINGS: FitSettings = {
     "kv_cache_dtype": "auto",
     "warn_below_sequences": WARN_BELOW_SEQUENCES,
     "max_num_seqs": None,
+    "max_num_batched_tokens": None,
     "cuda_graphs": True,
+    "vllm_version": PINNED_VLLM_VERSION,
 }
 
 
@@ -71,6 +85,13 @@ def check(tp: int, settings: FitSettings) -> None:
         raise ValueError(f"gpu_memory_utilization={settings['gpu_memory_utilization']!r}: must be in (0, 1]")
     check_choice("dtype", settings["dtype"], WEIGHT_DTYPES)
     check_choice("kv_cache_dtype", settings["kv_cache_dtype"], KV_CACHE_DTYPES)
+    for name in ("max_num_seqs", "max_num_batched_tokens"):
+        if settings[name] is not None and settings[name] < 1:
+            raise ValueError(f"{name}={settings[name]!r}: must be at least 1")
+    try:
+        release(settings["vllm_version"])
+    except (AttributeError, ValueError):
+        raise ValueError(f"vllm_version={settings['vllm_version']!r}: a release such as {PINNED_VLLM_VERSION!r}") from None
 
 
 def resolve(model: ModelFactsArgs | str) -> ModelFactsArgs:
@@ -92,7 +113,8 @@ def fit_on_memory(
     :param model: the model's facts, or its Hugging Face id or KAITO preset in the catalog.
     :param gpu_memory_gb: memory per GPU in GB (1e9 bytes), as a size page prints it.
     :param tp: tensor-parallel size: GPUs one replica uses.
-    :param gpu: the GPU's name, which decides vLLM's default ``max_num_seqs`` (A100 or not). Default none.
+    :param gpu: the GPU's name, which decides vLLM's default ``max_num_seqs`` and ``max_num_batched_tokens``
+        (A100 or not) and nothing else. Default none.
     :param gpu_memory_gib: the memory the device reports, when known; it replaces ``gpu_memory_gb`` read as
         1e9 bytes. Default None.
     :param settings: the vLLM settings (``FitSettings``).
@@ -100,14 +122,13 @@ def fit_on_memory(
     s = complete(settings, "fit_on_memory")
     model = resolve(model)
     check(tp, s)
-    if s["max_num_seqs"] is not None and s["max_num_seqs"] < 1:
-        raise ValueError(f"max_num_seqs={s['max_num_seqs']!r}: must be at least 1")
     length = s["max_model_len"] or model.max_context
     device_gib = gpu_memory_gib if gpu_memory_gib is not None else gpu_memory_gb * GB / GIB
     seqs = s["max_num_seqs"] or vllm_default_max_num_seqs(gpu, device_gib)
+    batched = s["max_num_batched_tokens"] or vllm_default_max_num_batched_tokens(gpu, device_gib)
     budget = device_gib * GIB * s["gpu_memory_utilization"]
     weights = model.weight_bytes(s["dtype"]) / tp
-    terms = runtime_overhead(model, tp, weights, seqs, cuda_graphs=s["cuda_graphs"])
+    terms = runtime_overhead(model, tp, seqs, batched, cuda_graphs=s["cuda_graphs"], vllm_version=s["vllm_version"])
     kv_budget = budget - weights - terms.total
     full, sliding = kv_cache.per_token_bytes(model, tp, s["kv_cache_dtype"])
     kv_tokens, sequences = kv_cache.capacity(model, kv_budget, length, tp, s["kv_cache_dtype"])
@@ -130,6 +151,7 @@ def fit_on_memory(
         activation_gib=terms.activation / GIB,
         cuda_graph_gib=terms.cuda_graphs / GIB,
         max_num_seqs=seqs,
+        max_num_batched_tokens=batched,
         kv_budget_gib_per_gpu=kv_budget / GIB,
         kv_bytes_per_token=model.kv_bytes_per_token(s["kv_cache_dtype"]),
         kv_bytes_per_token_per_gpu=full + sliding,

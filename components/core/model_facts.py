@@ -80,6 +80,19 @@ class ModelFactsArgs(BaseModel):
     """Vocabulary (``vocab_size``): the profile run's sampler and the bf16 embeddings of fp8/int4 weights
     scale with it. Default None: ``DEFAULT_VOCAB_SIZE`` for the overhead, no embedding correction."""
 
+    hidden_size: int | None = Field(None, gt=0, le=1_000_000)
+    """Width of the residual stream (``hidden_size``): the profile run's activations and the CUDA-graph
+    buffers scale with it. Default None: ``attention_heads x head_dim`` (Llama's shape), else what a dense
+    transformer of ``params_b`` and ``layers`` has (parameters ~ 12 x layers x hidden^2)."""
+
+    intermediate_size: int | None = Field(None, gt=0, le=10_000_000)
+    """MLP width (``intermediate_size``; per expert, ``moe_intermediate_size`` where the config has one, for
+    a mixture of experts). Default None: 3.5 x ``hidden_size`` (Llama 3 8B's 14336 / 4096)."""
+
+    experts_per_token: int | None = Field(None, gt=0, le=1_000)
+    """Experts each token is routed to (``num_experts_per_tok``), for a mixture of experts: the fused-MoE
+    workspace scales with it. Default None: 2 (Mixtral's) for a mixture of experts."""
+
     sliding_window: int | None = Field(None, gt=0, le=100_000_000)
     """Tokens a sliding-window layer keeps per sequence. Default None (no sliding window)."""
 
@@ -124,6 +137,20 @@ class ModelFactsArgs(BaseModel):
     def is_moe(self) -> bool:
         """True for a mixture of experts (``active_params_b`` given)."""
         return self.active_params_b is not None
+
+    @property
+    def hidden(self) -> int:
+        """``hidden_size``, or its Llama-shaped default (see the field)."""
+        if self.hidden_size:
+            return self.hidden_size
+        if self.attention_heads:
+            return self.attention_heads * self.head_dim
+        return round(math.sqrt(self.params_b * 1e9 / (12 * self.layers)))
+
+    @property
+    def intermediate(self) -> int:
+        """``intermediate_size``, or 3.5 x the hidden size (see the field)."""
+        return self.intermediate_size or int(3.5 * self.hidden)
 
     def kv_dtype_bytes(self, kv_cache_dtype: str = "auto") -> int:
         """Bytes per KV element: the model's dtype for ``auto``, 1 for fp8."""

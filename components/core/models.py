@@ -8,10 +8,11 @@ release the project pins (``PINNED_VLLM_VERSION``). Per GPU of a replica of tens
     budget      = device GiB (gpu_memory.json) x gpu_memory_utilization   (a MIG slice: its own GB, tp 1)
     weights     = (weights_gb if pre-quantized and dtype auto, else params x bytes(dtype)
                    + embeddings kept in bf16 by fp8/int4) / tp
-    overhead    = non-torch (NCCL, custom all-reduce when tp > 1)
-                  + activation peak of the profile run (grows with vocabulary x max_num_seqs)
-                  + MoE workspace (grows with the expert weights on the GPU)
-                  + CUDA graphs (grow with the model; vLLM >= 0.21 reserves them inside the budget)
+    overhead    = non-torch (cuBLAS; NCCL and custom all-reduce when tp > 1)
+                  + activation peak of the profile run: max_num_batched_tokens x one layer's MLP
+                    intermediates (fused-MoE caches for a mixture of experts) + the sampler's
+                    min(max_num_seqs, max_num_batched_tokens) x vocab logits and their copies
+                  + CUDA graphs (vLLM >= 0.21): the largest captured batch x layers x hidden
     kv_budget   = budget - weights - overhead
     kv_per_tok  = 2 x layers x max(1, kv_heads / tp) x head_dim x bytes(kv dtype)
     sequence    = full-attention layers x tokens + sliding layers x min(tokens, window)   (in KV bytes)
@@ -57,30 +58,29 @@ from .model_facts import (
     models,
 )
 from .vllm_overhead import (
-    ACTIVATION_BASE_GIB,
     CUDA_GRAPH_BASE_GIB,
-    CUDA_GRAPH_GIB_PER_B_PARAMS,
     CUDA_GRAPHS_IN_BUDGET_SINCE,
     DEFAULT_VOCAB_SIZE,
-    MOE_WORKSPACE_FRACTION,
+    MAX_CUDAGRAPH_CAPTURE_SIZE,
     NON_TORCH_GIB,
     NON_TORCH_TP_GIB,
     PINNED_VLLM_VERSION,
-    RUNTIME_OVERHEAD_GIB,
-    SAMPLER_BYTES_PER_LOGIT,
-    TP_OVERHEAD_GIB,
+    VLLM_MAX_NUM_BATCHED_TOKENS,
+    VLLM_MAX_NUM_BATCHED_TOKENS_LARGE_GPU,
     VLLM_MAX_NUM_SEQS,
     VLLM_MAX_NUM_SEQS_LARGE_GPU,
     Overhead,
+    forward_bytes_per_token,
+    release,
     runtime_overhead,
+    sampler_bytes_per_logit,
+    vllm_default_max_num_batched_tokens,
     vllm_default_max_num_seqs,
 )
 
 __all__ = [
-    "ACTIVATION_BASE_GIB",
     "CUDA_GRAPHS_IN_BUDGET_SINCE",
     "CUDA_GRAPH_BASE_GIB",
-    "CUDA_GRAPH_GIB_PER_B_PARAMS",
     "DEFAULT_GPU_MEMORY_UTILIZATION",
     "DEFAULT_SETTINGS",
     "DEFAULT_VOCAB_SIZE",
@@ -88,14 +88,13 @@ __all__ = [
     "GB",
     "GIB",
     "KV_CACHE_DTYPES",
-    "MOE_WORKSPACE_FRACTION",
+    "MAX_CUDAGRAPH_CAPTURE_SIZE",
     "NON_TORCH_GIB",
     "NON_TORCH_TP_GIB",
     "PINNED_VLLM_VERSION",
-    "RUNTIME_OVERHEAD_GIB",
-    "SAMPLER_BYTES_PER_LOGIT",
-    "TP_OVERHEAD_GIB",
     "TP_SIZES",
+    "VLLM_MAX_NUM_BATCHED_TOKENS",
+    "VLLM_MAX_NUM_BATCHED_TOKENS_LARGE_GPU",
     "VLLM_MAX_NUM_SEQS",
     "VLLM_MAX_NUM_SEQS_LARGE_GPU",
     "WARN_BELOW_SEQUENCES",
@@ -111,12 +110,16 @@ __all__ = [
     "fit",
     "fit_on_memory",
     "fit_options",
+    "forward_bytes_per_token",
     "get_model",
     "gpu_memory_table",
     "mig_slice_gb",
     "models",
+    "release",
     "runtime_overhead",
+    "sampler_bytes_per_logit",
     "sequence_bytes",
+    "vllm_default_max_num_batched_tokens",
     "vllm_default_max_num_seqs",
 ]
 
@@ -135,14 +138,17 @@ def _formula() -> str:
         "else parameters x bytes per parameter (bfloat16/float16 2, fp8 1, int4 0.5) plus, for fp8/int4, the "
         "input and output embeddings (2 x vocab x heads x head_dim parameters) that the quantizers keep in the "
         "model's dtype. Quantization scales are not counted.",
-        f"Overhead = non-torch memory ({NON_TORCH_GIB} GiB at tp 1, {NON_TORCH_TP_GIB} GiB with tp > 1: NCCL and "
-        f"custom all-reduce) + the activation peak of vLLM's profile run, {ACTIVATION_BASE_GIB} GiB + max_num_seqs "
-        f"x vocab x {SAMPLER_BYTES_PER_LOGIT:g} bytes (the dummy sampler's fp32 logits and their sort/softmax "
-        f"copies; vLLM's default max_num_seqs is {VLLM_MAX_NUM_SEQS_LARGE_GPU} on GPUs of 70 GiB or more other "
-        f"than the A100, else {VLLM_MAX_NUM_SEQS}) + for a mixture of experts {MOE_WORKSPACE_FRACTION:g} x its "
-        f"weights per GPU (fused-MoE workspaces) + CUDA graphs, {CUDA_GRAPH_BASE_GIB} GiB + "
-        f"{CUDA_GRAPH_GIB_PER_B_PARAMS:g} GiB per billion parameters, which vLLM reserves inside the budget "
-        "since 0.21.",
+        f"Overhead = what vLLM's profiler measures, with no per-GPU constant: non-torch memory ({NON_TORCH_GIB} GiB "
+        f"at tp 1: cuBLAS workspaces; {NON_TORCH_TP_GIB} GiB with tp > 1: NCCL and custom all-reduce) + the torch "
+        "peak of the profile run: max_num_batched_tokens x 2 bytes x (3 x intermediate / tp + 2 x hidden) for one "
+        "layer's MLP (a mixture of experts: experts per token x (max(2 x intermediate / tp, hidden) + "
+        "intermediate / tp), the fused-MoE caches), plus min(max_num_seqs, max_num_batched_tokens) x vocab x "
+        f"the release's sampler bytes per logit ({sampler_bytes_per_logit(PINNED_VLLM_VERSION):g} in vLLM "
+        f"{PINNED_VLLM_VERSION}: logits and their fp32, softmax and sort copies) + CUDA graphs since vLLM 0.21, "
+        f"{CUDA_GRAPH_BASE_GIB} GiB + the largest captured batch (min(2 x max_num_seqs, "
+        f"{MAX_CUDAGRAPH_CAPTURE_SIZE})) x layers x hidden x 2 bytes. vLLM's defaults size the profile run: "
+        f"max_num_seqs {VLLM_MAX_NUM_SEQS_LARGE_GPU} and max_num_batched_tokens {VLLM_MAX_NUM_BATCHED_TOKENS_LARGE_GPU} "
+        f"on GPUs of 70 GiB or more other than the A100, else {VLLM_MAX_NUM_SEQS} and {VLLM_MAX_NUM_BATCHED_TOKENS}.",
         "KV budget = budget - weights - overhead. The model loads when it is positive.",
         "KV bytes per token = 2 (K and V) x layers x KV heads on the GPU x head_dim x KV dtype bytes (auto = "
         "the model's dtype, 2; fp8 = 1). Each GPU holds kv_heads / tp heads; with tp > kv_heads every GPU holds "

@@ -45,7 +45,9 @@ def test_table_lists_the_options_cheapest_first(capsys):
     assert code == 0 and err == ""
     first_lines = out.splitlines()[:2]
     assert first_lines[0].startswith(f"Fit of {LLAMA_8B} at 8192 tokens of context")
-    assert "List-price estimate" in first_lines[1] and f"overhead (base {models.RUNTIME_OVERHEAD_GIB} GiB" in first_lines[1]
+    assert (
+        "List-price estimate" in first_lines[1] and f"profiled overhead (non-torch {models.NON_TORCH_GIB} GiB" in first_lines[1]
+    )
     header = out.splitlines()[3]
     for column in ("vm size", "gpu", "tp", "weights/GPU GiB", "KV tokens", "seqs @8192", "$/hour", "$/month"):
         assert column in header
@@ -69,7 +71,8 @@ def test_json_output_carries_every_number_and_the_assumptions(capsys):
     assert report["kv_cache_dtype"] == "fp8" and report["gpu_memory_utilization"] == 0.85
     assert report["fits"] is True and report["problem"] is None
     assert (
-        report["assumptions"]["runtime_overhead_gib"] == models.RUNTIME_OVERHEAD_GIB
+        report["assumptions"]["non_torch_gib"] == models.NON_TORCH_GIB
+        and report["assumptions"]["vllm_version"] == models.PINNED_VLLM_VERSION
         and "zz_generated.pricing.go" in report["assumptions"]["prices"]["source"]
     )
     options = report["options"]
