@@ -41,15 +41,17 @@ class GatewayPaths:
     auto_models: tuple[str, ...] = ()
 
 
-def _meta(o: dict) -> dict:
+def meta(o: dict) -> dict:
+    """An object's metadata, or {}."""
     return o.get("metadata") or {}
 
 
 def _key(o: dict) -> tuple[str, str, str]:
-    return (str(o.get("kind")), _meta(o).get("namespace") or "", _meta(o).get("name") or "")
+    return (str(o.get("kind")), meta(o).get("namespace") or "", meta(o).get("name") or "")
 
 
-def _targets(o: dict, kind: str, name: str) -> bool:
+def targets(o: dict, kind: str, name: str) -> bool:
+    """Whether a policy's targetRefs (or targetRef) name the object."""
     spec = o.get("spec") or {}
     refs = list(spec.get("targetRefs") or []) + ([spec["targetRef"]] if spec.get("targetRef") else [])
     return any(r.get("kind") == kind and r.get("name") == name for r in refs)
@@ -73,15 +75,13 @@ class _Walk:
         self.findings.append(Finding("request-path", "warning" if unrendered else "blocker", where, message, fix))
 
     def of_kind(self, kind: str, namespace: str | None = None) -> list[dict]:
-        return [
-            o for o in self.objects if o.get("kind") == kind and (namespace is None or _meta(o).get("namespace") == namespace)
-        ]
+        return [o for o in self.objects if o.get("kind") == kind and (namespace is None or meta(o).get("namespace") == namespace)]
 
     # ---- steps ---------------------------------------------------------------------------------
 
     def auth(self, gw: dict) -> str:
-        ns, name = _meta(gw).get("namespace"), _meta(gw)["name"]
-        policies = [p for p in self.of_kind("SecurityPolicy", ns) if _targets(p, "Gateway", name)]
+        ns, name = meta(gw).get("namespace"), meta(gw)["name"]
+        policies = [p for p in self.of_kind("SecurityPolicy", ns) if targets(p, "Gateway", name)]
         spec = (policies[0].get("spec") or {}) if policies else {}
         where = f"Gateway {ns}/{name}"
         if spec.get("apiKeyAuth"):
@@ -97,15 +97,15 @@ class _Walk:
         return "served anonymously"
 
     def order(self, gw: dict, chain: list[filter_chain.HttpFilter]) -> None:
-        ns, name = _meta(gw).get("namespace"), _meta(gw)["name"]
+        ns, name = meta(gw).get("namespace"), meta(gw)["name"]
         names = [f.name for f in chain]
         # The router's filters: ext_procs of the EnvoyExtensionPolicies whose backend is the router's Service.
         policies = [
-            f"/envoyextensionpolicy/{_meta(p).get('namespace')}/{_meta(p)['name']}/"
+            f"/envoyextensionpolicy/{meta(p).get('namespace')}/{meta(p)['name']}/"
             for p in self.of_kind("EnvoyExtensionPolicy")
             for ext in (p.get("spec") or {}).get("extProc") or []
             for ref in ext.get("backendRefs") or []
-            if (ref.get("namespace") or _meta(p).get("namespace"), ref.get("name"))
+            if (ref.get("namespace") or meta(p).get("namespace"), ref.get("name"))
             == (router_config.VSR_NAMESPACE, router_config.VSR_SERVICE)
         ]
         routers = [i for i, f in enumerate(chain) if any(p in f.name for p in policies)]
@@ -128,10 +128,10 @@ class _Walk:
                 )
 
     def budget(self, gw: dict) -> str:
-        ns, name = _meta(gw).get("namespace"), _meta(gw)["name"]
+        ns, name = meta(gw).get("namespace"), meta(gw)["name"]
         for policy in self.of_kind("BackendTrafficPolicy", ns):
             rules = (((policy.get("spec") or {}).get("rateLimit") or {}).get("global") or {}).get("rules") or []
-            if _targets(policy, "Gateway", name) and rules:
+            if targets(policy, "Gateway", name) and rules:
                 rule = rules[0]
                 limit = rule.get("limit") or {}
                 scope = "shared across all routes" if rule.get("shared") else "one per route (each model gets the whole budget)"
@@ -153,7 +153,7 @@ class _Walk:
         steps, route_ns = [], gateway[0]
         for ref in rule.get("backendRefs") or []:
             name = ref.get("name")
-            where = f"AIGatewayRoute rule {MODEL_HEADER}={_rule_model(rule)}"
+            where = f"AIGatewayRoute rule {MODEL_HEADER}={rule_model(rule)}"
             if (ref.get("group"), ref.get("kind")) == (inference_pool.GROUP, "InferencePool"):
                 steps.append(" -> ".join(inference_pool.path(self, gateway, ref, where)))
                 continue
@@ -175,7 +175,7 @@ class _Walk:
 
     def credential(self, ns: str, backend: str, where: str) -> list[str]:
         for policy in self.of_kind("BackendSecurityPolicy", ns):
-            if _targets(policy, "AIServiceBackend", backend):
+            if targets(policy, "AIServiceBackend", backend):
                 secret = (((policy.get("spec") or {}).get("apiKey") or {}).get("secretRef") or {}).get("name")
                 if not self.has("Secret", ns, secret):
                     self.block(where, f"the credential Secret {ns}/{secret} does not exist", "create it (or its refresher)")
@@ -197,21 +197,21 @@ class _Walk:
         for graph in self.of_kind("DynamoGraphDeployment"):
             if graph.get("apiVersion") != "nvidia.com/v1beta1":
                 continue
-            meta = _meta(graph)
+            about = meta(graph)
             for component in (graph.get("spec") or {}).get("components") or []:
                 if isinstance(component, dict) and component.get("type") == "frontend" and component.get("name"):
-                    found.add((meta.get("namespace"), dynamo_component_service(meta.get("name", ""), component["name"])))
+                    found.add((about.get("namespace"), dynamo_component_service(about.get("name", ""), component["name"])))
         return found
 
     def pod_monitors(self, gateways: dict[str, bool]) -> None:
         for monitor in self.of_kind("PodMonitor"):
-            spec, ns = monitor.get("spec") or {}, _meta(monitor).get("namespace")
+            spec, ns = monitor.get("spec") or {}, meta(monitor).get("namespace")
             labels = ((spec.get("selector") or {}).get("matchLabels")) or {}
             ports = self.ports(ns, labels, gateways)
             for endpoint in spec.get("podMetricsEndpoints") or []:
                 if endpoint.get("port") not in ports:
                     self.block(
-                        f"PodMonitor {ns}/{_meta(monitor)['name']}",
+                        f"PodMonitor {ns}/{meta(monitor)['name']}",
                         f"no pod it selects has a port named {endpoint.get('port')!r} (found: {sorted(ports) or 'no pods'})",
                         "scrape a port the pods declare",
                     )
@@ -228,7 +228,8 @@ class _Walk:
         return found
 
 
-def _rule_model(rule: dict) -> str | None:
+def rule_model(rule: dict) -> str | None:
+    """The model a route rule matches on (its x-ai-eg-model header), or None."""
     for match in rule.get("matches") or []:
         for header in match.get("headers") or []:
             if header.get("name") == MODEL_HEADER:
@@ -240,7 +241,7 @@ def walk(model: DeployModel, upstream: Path | None) -> tuple[list[GatewayPaths],
     w = _Walk(model, upstream)
     paths, with_ai = [], {}
     for gw in w.of_kind("Gateway"):
-        ns, name = _meta(gw).get("namespace"), _meta(gw)["name"]
+        ns, name = meta(gw).get("namespace"), meta(gw)["name"]
         routes = [
             r
             for r in w.of_kind("AIGatewayRoute", ns)
@@ -277,7 +278,7 @@ def _routed_models(w: _Walk, gateway: tuple[str, str], routes: list[dict]) -> di
     by_model, ns = {}, gateway[0]
     for route in routes:
         for rule in (route.get("spec") or {}).get("rules") or []:
-            model_name = _rule_model(rule)
+            model_name = rule_model(rule)
             if not model_name:
                 continue
             by_model[model_name] = w.backend(gateway, rule)

@@ -16,7 +16,7 @@ from components.gateway import router_config
 from planner.azure.quota import kaito_nodes
 from planner.deploy import router
 from planner.deploy.model import DeployModel
-from planner.deploy.request_path import MODEL_HEADER
+from planner.deploy.request_path import meta, rule_model, targets
 from planner.deploy.scheduling import fitting_pools, selector_problems
 from planner.engine.values import plain
 from policies.manifests import items, resources_of
@@ -129,16 +129,6 @@ class Topology:
         return [w for w in self.workloads if pool in w.pools]
 
 
-def _meta(o: dict) -> dict:
-    return o.get("metadata") or {}
-
-
-def _targets(o: dict, kind: str, name: str) -> bool:
-    spec = o.get("spec") or {}
-    refs = list(spec.get("targetRefs") or []) + ([spec["targetRef"]] if spec.get("targetRef") else [])
-    return any(r.get("kind") == kind and r.get("name") == name for r in refs)
-
-
 _SEGMENT = re.compile(r"(\w+)(?:\[(\d+)\])?")
 
 
@@ -246,14 +236,12 @@ class _Reader:
         self.model = model
         self.upstream = upstream
         self.objects = [o.manifest for o in model.objects]
-        self.index = {(str(o.get("kind")), _meta(o).get("namespace") or "", _meta(o).get("name") or ""): o for o in self.objects}
+        self.index = {(str(o.get("kind")), meta(o).get("namespace") or "", meta(o).get("name") or ""): o for o in self.objects}
         self.workloads = _workloads(model)
         self.costs = plain(outputs.get("gateway_cost_per_million") or {})
 
     def of_kind(self, kind: str, namespace: str | None = None) -> list[dict]:
-        return [
-            o for o in self.objects if o.get("kind") == kind and (namespace is None or _meta(o).get("namespace") == namespace)
-        ]
+        return [o for o in self.objects if o.get("kind") == kind and (namespace is None or meta(o).get("namespace") == namespace)]
 
     def selected(self, namespace: str, selector: dict) -> list[Workload]:
         """Workloads in ``namespace`` whose pods carry every label of ``selector``."""
@@ -273,7 +261,7 @@ class _Reader:
         if ("Workspace", namespace, service) in self.index:
             return "KAITO Workspace", self.of_object("Workspace", namespace, service)
         for graph in self.of_kind("DynamoGraphDeployment", namespace):
-            graph_name = str(_meta(graph).get("name", ""))
+            graph_name = str(meta(graph).get("name", ""))
             frontends = [
                 c
                 for c in (graph.get("spec") or {}).get("components") or []
@@ -326,7 +314,7 @@ class _Reader:
         return self.host(model_name, f"AIServiceBackend {name}", str(first.get("hostname", "?")), first.get("port"))
 
     def flow(self, gateway: dict) -> Flow:
-        ns, name = _meta(gateway).get("namespace") or "", _meta(gateway)["name"]
+        ns, name = meta(gateway).get("namespace") or "", meta(gateway)["name"]
         spec = gateway.get("spec") or {}
         listeners = [f"{item.get('protocol', '?')} :{item.get('port', '?')}" for item in spec.get("listeners") or []]
         backends: dict[str, Backend] = {}
@@ -334,7 +322,7 @@ class _Reader:
             if not any(p.get("name") == name for p in (route.get("spec") or {}).get("parentRefs") or []):
                 continue
             for rule in (route.get("spec") or {}).get("rules") or []:
-                model_name, refs = _rule_model(rule), rule.get("backendRefs") or []
+                model_name, refs = rule_model(rule), rule.get("backendRefs") or []
                 if model_name and refs:
                     backends[model_name] = self.rule_backend(ns, model_name, refs[0])
                     backends[model_name].usd_per_million = self.costs.get(model_name) or None
@@ -345,7 +333,7 @@ class _Reader:
 
     def auth(self, ns: str, name: str) -> str:
         for policy in self.of_kind("SecurityPolicy", ns):
-            if _targets(policy, "Gateway", name):
+            if targets(policy, "Gateway", name):
                 spec = policy.get("spec") or {}
                 if spec.get("apiKeyAuth"):
                     secrets = [r.get("name") for r in spec["apiKeyAuth"].get("credentialRefs") or []]
@@ -357,7 +345,7 @@ class _Reader:
     def budget(self, ns: str, name: str) -> str:
         for policy in self.of_kind("BackendTrafficPolicy", ns):
             rules = (((policy.get("spec") or {}).get("rateLimit") or {}).get("global") or {}).get("rules") or []
-            if _targets(policy, "Gateway", name) and rules:
+            if targets(policy, "Gateway", name) and rules:
                 limit = rules[0].get("limit") or {}
                 requests = limit.get("requests")
                 amount = f"{requests:,}" if isinstance(requests, int) else str(requests)
@@ -367,7 +355,7 @@ class _Reader:
 
     def proxy_pools(self, gateway: dict) -> list[str]:
         """Pools for the Envoy proxy pods: the pod settings of the Gateway's EnvoyProxy (or its class's)."""
-        ns = _meta(gateway).get("namespace") or ""
+        ns = meta(gateway).get("namespace") or ""
         ref = ((gateway.get("spec") or {}).get("infrastructure") or {}).get("parametersRef") or {}
         proxy = self.index.get(("EnvoyProxy", ns, ref.get("name"))) if ref.get("kind") == "EnvoyProxy" else None
         if proxy is None:
@@ -382,9 +370,9 @@ class _Reader:
 
     def router(self, ns: str, name: str, backends: dict[str, Backend]) -> Router | None:
         services = [
-            (ref.get("namespace") or _meta(policy).get("namespace"), ref.get("name"))
+            (ref.get("namespace") or meta(policy).get("namespace"), ref.get("name"))
             for policy in self.of_kind("EnvoyExtensionPolicy")
-            if _targets(policy, "Gateway", name) and _meta(policy).get("namespace") == ns
+            if targets(policy, "Gateway", name) and meta(policy).get("namespace") == ns
             for ext in (policy.get("spec") or {}).get("extProc") or []
             for ref in ext.get("backendRefs") or []
         ]
@@ -423,14 +411,6 @@ class _Reader:
             service, _, rest = host.partition(".")
             found.append(self.host(str(name), f"Service {rest.partition('.')[0]}/{service}", host, parts.port))
         return found
-
-
-def _rule_model(rule: dict) -> str | None:
-    for match in rule.get("matches") or []:
-        for header in match.get("headers") or []:
-            if header.get("name") == MODEL_HEADER:
-                return header.get("value")
-    return None
 
 
 def build(model: DeployModel, upstream, outputs: dict[str, Any]) -> Topology:
