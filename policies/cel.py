@@ -97,3 +97,67 @@ def _save(parser: Any, path: Path) -> None:
         if partial is not None:
             with contextlib.suppress(OSError):
                 partial.unlink()
+
+
+# ---- verdicts kept across runs ----------------------------------------------------------------------------
+
+
+def _cel_sources() -> list[Path]:
+    """cel-python's files that decide what a selector means (grammar, parser, evaluation, types), found without
+    importing it: a remembered verdict must not pay the import it saves."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("celpy")
+    if spec is None or spec.origin is None:
+        raise RuntimeError("cel-python is not installed")
+    folder = Path(spec.origin).parent
+    return [folder / name for name in ("__init__.py", "cel.lark", "celparser.py", "evaluation.py", "celtypes.py")]
+
+
+@functools.cache
+def _verdict_key(depends_on: tuple[Path, ...]) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in (*_cel_sources(), *depends_on):
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()[:32]
+
+
+def remembered(expressions: tuple[str, ...], depends_on: tuple[Path, ...], compute: Any) -> frozenset[str]:
+    """``compute()`` (a frozenset of names) for these selector texts, kept on disk under a key of the texts, cel-python's
+    sources and ``depends_on`` (the judging code and the data it evaluates on): a later run with the same inputs reads
+    the verdict back without importing cel-python. A missing, corrupt or unwritable cache only costs ``compute()``."""
+    import hashlib
+    import json
+
+    try:
+        key = _verdict_key(depends_on)
+        name = hashlib.sha256(json.dumps([key, *expressions]).encode()).hexdigest()[:40]
+        path = cache_folder() / "verdicts" / f"{name}.json"
+    except (OSError, RuntimeError):
+        return compute()
+    with contextlib.suppress(OSError, ValueError, TypeError):
+        found = json.loads(path.read_text())
+        if isinstance(found, list) and all(isinstance(item, str) for item in found):
+            return frozenset(found)
+    result = compute()
+    _write_json(path, sorted(result))
+    return result
+
+
+def _write_json(path: Path, value: Any) -> None:
+    import json
+    import tempfile
+
+    partial = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{path.name}.", suffix=".partial", delete=False) as f:
+            partial = Path(f.name)
+            json.dump(value, f)
+        os.replace(partial, path)
+    except OSError:
+        if partial is not None:
+            with contextlib.suppress(OSError):
+                partial.unlink()

@@ -125,9 +125,13 @@ class UnknownVmSizeError(ValueError):
     """Raised for a VM size that the catalog does not know as a GPU size."""
 
 
+DATA_FILE = Path(__file__).with_name("gpu_sizes.json")
+"""The GPU sizes' facts (prices are in ``vm_prices.json``)."""
+
+
 @cache
 def _data() -> dict:
-    return json.loads(Path(__file__).with_name("gpu_sizes.json").read_text())
+    return json.loads(DATA_FILE.read_text())
 
 
 @cache

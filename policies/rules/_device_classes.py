@@ -28,11 +28,12 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from components.core import catalog
 from components.core.labels import DRANET_DRIVER, NVIDIA_DRA_DRIVER, RDMA_DEVICE_CLASS
-from policies.cel import cel_environment
+from policies.cel import cel_environment, remembered
 from policies.manifests import (
     GPU_DEVICE_CLASSES,
     UNKNOWN_CLASS,
@@ -166,6 +167,13 @@ def recognize(expression: str) -> set[Kind]:
 def _kinds(expressions: tuple[str, ...]) -> frozenset[Kind]:
     if not expressions:
         return frozenset({"gpu", "rdma"})  # no selectors admit every device: GPUs, and NICs with and without RDMA
+    # The verdict depends on the texts, this module and the catalog the synthetic devices come from: kept across
+    # runs under those, so a scan of a class seen before needs no cel-python at all.
+    depends_on = (Path(__file__), catalog.DATA_FILE)
+    return remembered(expressions, depends_on, lambda: _evaluated(expressions))
+
+
+def _evaluated(expressions: tuple[str, ...]) -> frozenset[Kind]:
     programs = [_program(e) for e in expressions]
     if all(p is not None for p in programs):
         matched = {role for role, device in _synthetic() if all(_matches(p, device) for p in programs)}
