@@ -240,6 +240,17 @@ class StackConfig(StrictModel):
             if value is not None
         ]
 
+    @staticmethod
+    def _no_infiniband(pool: GpuNodePoolArgs, needs: str) -> str | None:
+        """The root cause, when it is one: the pool's size has no InfiniBand, so listing it in rdma.pools (the
+        next step the other advice leads to) would only be refused for the size."""
+        if catalog.is_rdma_capable(pool.vm_size):
+            return None
+        return (
+            f"{needs}, and pool {pool.name!r} is {pool.vm_size}, which has no InfiniBand: use a pool of an RDMA size "
+            f"({', '.join(rdma_sizes())})"
+        )
+
     def _section_pool_problems(self) -> list[FieldProblem]:
         pools = {p.name: p for p in self.gpu_pools}
         listing = f"no such GPU pool; pools: {', '.join(pools) or 'none'}"
@@ -249,12 +260,8 @@ class StackConfig(StrictModel):
         for name in self.rdma.pools:
             if name not in pools:
                 problems.append(FieldProblem("rdma.pools", name, listing))
-            elif not catalog.is_rdma_capable(pools[name].vm_size):
+            elif why := self._no_infiniband(pools[name], "the RDMA network needs InfiniBand"):
                 # The root cause first: "set rdma: true" would only lead to the size's own refusal.
-                why = (
-                    f"pool {name!r} is {pools[name].vm_size}, which has no InfiniBand: an RDMA pool needs an RDMA size "
-                    f"({', '.join(rdma_sizes())}), or take {name!r} out of rdma.pools"
-                )
                 problems.append(FieldProblem("rdma.pools", name, why))
             elif not pools[name].rdma:
                 why = f"set gpu_pools[].rdma: true on {name!r} so it is labelled and checked as an RDMA pool"
@@ -290,8 +297,9 @@ class StackConfig(StrictModel):
             return [FieldProblem("training.pool", job.pool, f"no such GPU pool; pools: {', '.join(sorted(pools)) or 'none'}")]
         problems, pool = [], pools[job.pool]
         if self.rdma is None or job.pool not in self.rdma.pools:
+            why = self._no_infiniband(pool, "the workers talk over InfiniBand")
             problems.append(
-                FieldProblem("training.pool", job.pool, "the workers talk over InfiniBand: list the pool in rdma.pools")
+                FieldProblem("training.pool", job.pool, why or "the workers talk over InfiniBand: list the pool in rdma.pools")
             )
         if self.model_store is None:
             problems.append(FieldProblem("training", "set", "checkpoints go to the model store: add a model_store section"))
@@ -315,7 +323,8 @@ class StackConfig(StrictModel):
             return [FieldProblem("dynamo.pool", graph.pool, f"no such GPU pool; pools: {', '.join(sorted(pools)) or 'none'}")]
         problems, pool = [], pools[graph.pool]
         if self.rdma is None or graph.pool not in self.rdma.pools:
-            why = "prefill workers hand KV caches to decode workers over InfiniBand (NIXL): list the pool in rdma.pools"
+            needs = "prefill workers hand KV caches to decode workers over InfiniBand (NIXL)"
+            why = self._no_infiniband(pool, needs) or f"{needs}: list the pool in rdma.pools"
             problems.append(FieldProblem("dynamo.pool", graph.pool, why))
         per_node = pool.sku.gpus
         taken = sum(math.ceil(m.replicas * m.tensor_parallel_size / per_node) for m in self.models if m.pool == graph.pool)
@@ -339,7 +348,8 @@ class StackConfig(StrictModel):
         if model.gpu_access == "dra" and model.pool not in self.dra_pools():
             problems.append(FieldProblem(f"{where}.gpu_access", "dra", f"pool {model.pool!r} is not served by the dra section"))
         if model.rdma and (self.rdma is None or model.pool not in self.rdma.pools):
-            problems.append(FieldProblem(f"{where}.rdma", True, f"pool {model.pool!r} is not in rdma.pools"))
+            why = self._no_infiniband(pools[model.pool], "RDMA serving needs InfiniBand") if model.pool in pools else None
+            problems.append(FieldProblem(f"{where}.rdma", True, why or f"pool {model.pool!r} is not in rdma.pools"))
         if model.autoscaling and not self.cluster.managed_prometheus:
             why = "scales on managed Prometheus metrics: keep cluster.managed_prometheus on"
             problems.append(FieldProblem(f"{where}.autoscaling", "set", why))

@@ -174,3 +174,24 @@ def test_a_size_without_infiniband_is_named_as_the_root_cause_whatever_rdma_says
             parse_stack_config(config, "Pulumi.train.yaml")
         assert "Standard_NC80adis_H100_v5" in str(err.value) and "set gpu_pools[].rdma: true" not in str(err.value)
         assert ("no InfiniBand" in str(err.value)) or ("is not RDMA-capable" in str(err.value))
+
+
+@pytest.mark.parametrize(
+    "stack, field",
+    [
+        ("train", "training.pool='h100spot': the workers talk over InfiniBand, and pool 'h100spot' is Standard_NC80adis_H100_v5"),
+        ("dynamo", "dynamo.pool='h100': prefill workers hand KV caches to decode workers over InfiniBand (NIXL), and pool"),
+        ("llmd", "models[0].rdma=True: RDMA serving needs InfiniBand, and pool 'h100' is Standard_NC80adis_H100_v5"),
+    ],
+)
+def test_the_first_refusal_names_the_size_without_infiniband(stack, field):
+    """Before: "list the pool in rdma.pools", then "set rdma: true", then at last "has no InfiniBand"."""
+    import copy
+
+    config = copy.deepcopy(project_keys(stack_config(stack)))
+    config["gpu_pools"][0].update(vm_size="Standard_NC80adis_H100_v5", rdma=False)
+    config.pop("rdma", None)
+    with pytest.raises(ConfigError) as err:
+        parse_stack_config(config, f"Pulumi.{stack}.yaml")
+    assert field in str(err.value) and "which has no InfiniBand" in str(err.value)
+    assert "list the pool in rdma.pools" not in str(err.value) and "is not in rdma.pools" not in str(err.value)
