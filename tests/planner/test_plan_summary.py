@@ -18,7 +18,7 @@ from planner.deploy import CHECKS
 from planner.plan import Plan, PlanOptions, plan
 from planner.report import artifacts, picture, sections, summary
 from planner.report.plan_text import plan_text
-from tests.conftest import REPO, STACKS
+from tests.conftest import REPO, STACKS, chart_sources
 
 AS_OF = date(2026, 12, 1)
 
@@ -137,6 +137,7 @@ def test_plan_html_is_one_self_contained_picture(written, stack):
 
 
 def test_the_picture_follows_a_request_to_the_pods_that_answer_it(written):
+    chart_sources()  # the router's and the picker's pods come from their charts
     doc = json.loads((written("llmd")[1] / "summary.json").read_text())
     (path,) = doc["request_paths"]
     assert path["auth"].startswith("API key") and "tokens/hour per client" in path["budget"]
