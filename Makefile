@@ -9,7 +9,7 @@ export PYTHONPYCACHEPREFIX ?= $(or $(TMPDIR),/tmp)/aks-gpu-inference-pycache
 
 $(BIN)/.installed: requirements.txt requirements-dev.txt pyproject.toml
 	@echo "» installing into $(VENV): the Pulumi, Azure and Kubernetes SDKs, Helm's SDK and the test tools (requirements-dev.txt);"
-	@echo "  about a minute here with pip's cache warm, several minutes on a cold one; an existing $(VENV) is reused"
+	@echo "  about a minute and a half here with pip's cache warm, several minutes on a cold one; an existing $(VENV) is reused"
 	python3 -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	@echo "» compiling the venv's modules once (about 20 s), so that no command recompiles them (PYTHONDONTWRITEBYTECODE)"
