@@ -94,8 +94,13 @@ def refuse_early() -> None:
     )
     if child.returncode != REFUSED:
         return  # accepted, or failed for a reason the real run meets and reports itself
-    refusal = json.loads(child.stdout)
-    raise StackFileError(refusal["context"], refusal["problems"])
+    lines = child.stdout.strip().splitlines()
+    try:
+        refusal = json.loads(lines[-1])  # the last line: whatever else the program printed comes before it
+        context, problems = refusal["context"], list(refusal["problems"])
+    except (IndexError, ValueError, KeyError, TypeError):
+        return  # unreadable: the real run meets the same refusal itself
+    raise StackFileError(context, problems)
 
 
 def _dry_run(project: str, stack: str) -> int:
