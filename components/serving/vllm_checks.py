@@ -108,6 +108,8 @@ def service_fit(args: VllmServiceArgs, pool: GpuNodePool) -> models.FitResult:
         gpu_memory_utilization=args.gpu_memory_utilization,
         dtype=args.dtype,
         kv_cache_dtype=args.kv_cache_dtype,
+        # The service's own --max-num-seqs sizes vLLM's profile run (its sampler's logits), as the default would.
+        max_num_seqs=args.max_num_seqs,
         mig_profile=pool.mig_profile,
         warn_below_sequences=args.min_full_sequences,
     )

@@ -609,3 +609,18 @@ def test_the_numbers_add_up(model, memory_gb, tp, length):
         used = result.full_length_sequences * models.sequence_bytes(model, result.max_model_len, tp)
         one_more = models.sequence_bytes(model, result.max_model_len, tp)
         assert used <= result.kv_budget_gib_per_gpu * GIB < used + one_more
+
+
+def test_a_services_own_max_num_seqs_sizes_its_profile_run():
+    """Before: VllmService's fit used vLLM's default batch even when the service set --max-num-seqs."""
+    from types import SimpleNamespace
+
+    from components.serving.vllm_checks import service_fit
+    from components.serving.vllm_service_args import VllmServiceArgs
+
+    pool = SimpleNamespace(sku=catalog.get_sku("Standard_NC40ads_H100_v5"), mig_profile=None)
+    base = {"name": "llama", "model": "meta-llama/Llama-3.1-8B-Instruct", "max_model_len": 8192}
+    default = service_fit(VllmServiceArgs(**base), pool)
+    small = service_fit(VllmServiceArgs(**base, max_num_seqs=64), pool)
+    assert small.kv_tokens > default.kv_tokens
+    assert small.kv_tokens == models.fit(base["model"], pool.sku.name, 1, max_model_len=8192, max_num_seqs=64).kv_tokens
