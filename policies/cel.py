@@ -82,16 +82,21 @@ def _load(path: Path) -> Any:
 
 
 def _save(parser: Any, path: Path) -> None:
-    """Write the parser beside ``path`` and move it in, so a reader never sees half a file. An unwritable cache
-    costs the next process the build, nothing more."""
+    """Keep the built parser (lark's own format). An unwritable cache costs the next process the build, nothing more."""
+    _write_whole(path, "wb", parser.save)
+
+
+def _write_whole(path: Path, mode: str, write: Any) -> None:
+    """``write(file)`` into a file beside ``path``, then moved in, so a reader never sees half a file; any failure
+    leaves no partial file and costs nothing but the cache entry."""
     import tempfile
 
     partial = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", suffix=".partial", delete=False) as file:
-            partial = Path(file.name)
-            parser.save(file)
+        with tempfile.NamedTemporaryFile(mode, dir=path.parent, prefix=f".{path.name}.", suffix=".partial", delete=False) as f:
+            partial = Path(f.name)
+            write(f)
         os.replace(partial, path)
     except Exception:
         if partial is not None:
@@ -142,22 +147,5 @@ def remembered(expressions: tuple[str, ...], depends_on: tuple[Path, ...], compu
         if isinstance(found, list) and all(isinstance(item, str) for item in found):
             return frozenset(found)
     result = compute()
-    _write_json(path, sorted(result))
+    _write_whole(path, "w", lambda f: json.dump(sorted(result), f))
     return result
-
-
-def _write_json(path: Path, value: Any) -> None:
-    import json
-    import tempfile
-
-    partial = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{path.name}.", suffix=".partial", delete=False) as f:
-            partial = Path(f.name)
-            json.dump(value, f)
-        os.replace(partial, path)
-    except OSError:
-        if partial is not None:
-            with contextlib.suppress(OSError):
-                partial.unlink()

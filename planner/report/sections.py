@@ -269,16 +269,20 @@ def deployability(findings, renders, as_of, unchecked_crds=(), notes=()) -> str:
                 ["level", "check", "object", "problem", "fix"], [[f.level, f.check, f.object, f.message, f.fix] for f in findings]
             )
         )
-    not_checked = [f"{r.label}: not rendered, so nothing it creates" for r in renders if not r.rendered]
-    not_checked += [f"{r.chart} {r.version}: {r.caveat}" for r in renders if r.caveat]
-    not_checked += list(notes)
-    if unchecked_crds:
-        not_checked.append(
-            f"{', '.join(unchecked_crds)} against a CRD schema (no chart of the stack and no upstream copy has it)"
-        )
-    not_checked += NOT_CHECKED
+    not_checked = [*plan_gaps(renders, unchecked_crds, notes), *NOT_CHECKED]
     lines.append("  not checked offline: " + "; ".join(not_checked) + ".")
     return "\n".join(lines)
+
+
+def plan_gaps(renders, unchecked_crds=(), notes=()) -> list[str]:
+    """What this plan could not check, before what no offline plan can (``NOT_CHECKED``): charts not rendered, their
+    caveats, what the data used cannot vouch for, and custom resource kinds without a CRD schema."""
+    gaps = [f"{r.label}: not rendered, so nothing it creates" for r in renders if not r.rendered]
+    gaps += [f"{r.chart} {r.version}: {r.caveat}" for r in renders if r.caveat]
+    gaps += list(notes)
+    if unchecked_crds:
+        gaps.append(f"{', '.join(unchecked_crds)} against a CRD schema (no chart of the stack and no upstream copy has it)")
+    return gaps
 
 
 def model_fits(run: ProgramRun) -> str:

@@ -231,11 +231,7 @@ def _checks(plan: Plan) -> list[dict[str, Any]]:
 
 def _not_checked(plan: Plan) -> list[str]:
     """What the Deployability section names as not checked offline, this plan's own gaps first."""
-    found = [f"{r.label}: not rendered, so nothing it creates" for r in plan.renders if not r.rendered]
-    found += [f"{r.chart} {r.version}: {r.caveat}" for r in plan.renders if r.caveat]
-    found += list(plan.snapshot_notes)
-    if plan.unchecked_crds:
-        found.append(f"{', '.join(plan.unchecked_crds)} against a CRD schema (no chart of the stack and no upstream copy has it)")
+    found = sections.plan_gaps(plan.renders, plan.unchecked_crds, plan.snapshot_notes)
     found.append(
         "the subscription's quota limits and usage, the sizes and zones it may use, the Kubernetes versions AKS offers, "
         f"feature registration: `aks-gpu preflight {plan.stack.stack}` reads them from Azure"
