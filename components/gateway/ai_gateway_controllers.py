@@ -28,7 +28,8 @@ AIGW_EXTENSION = {"hostname": f"ai-gateway-controller.{AIGW_NAMESPACE}.svc.clust
 """The AI Gateway controller's extension server, which Envoy Gateway calls while translating xDS."""
 INFERENCE_POOL_RESOURCE = {"group": "inference.networking.k8s.io", "kind": "InferencePool", "version": "v1"}
 """What Envoy Gateway must be told to hand to the AI Gateway extension for InferencePool backends
-(envoyproxy/ai-gateway@v1.1.0 examples/inference-pool/envoy-gateway-values-addon.yaml). Envoy Gateway and
+(envoyproxy/ai-gateway@v1.1.0 examples/inference-pool/envoy-gateway-values-addon.yaml; the field is
+envoyproxy/gateway@v1.8.2 api/v1alpha1/envoygateway_types.go ExtensionManager.BackendResources). Envoy Gateway and
 the AI Gateway controller look for the InferencePool CRD when they start (ai-gateway internal/controller/
 controller.go skips its InferencePool controller otherwise), so both must start after it is applied."""
 AIGW_ADMIN_PORT = "aigw-admin"

@@ -244,7 +244,8 @@ def _inference_pool_specs(args: AiGatewayArgs, b: GatewayBackend) -> dict[str, d
         # headers on to the prefill pod (llm-d-inference-scheduler@v0.8.0 pkg/sidecar/proxy/connector_nixlv2.go r.Clone).
         "BackendSecurityPolicy": {"targetRefs": [pool], "type": "APIKey", "apiKey": {"secretRef": {"name": b.secret_name}}},
         # The route lives in the gateway's namespace: AI Gateway checks a grant from the AIGatewayRoute
-        # (internal/controller/referencegrant.go), Envoy Gateway one from the HTTPRoute it generates.
+        # (internal/controller/referencegrant.go), Envoy Gateway one from the HTTPRoute it generates
+        # (envoyproxy/gateway@v1.8.2 internal/gatewayapi/validate.go validateBackendNamespace).
         "ReferenceGrant": {
             "from": [
                 {"group": "aigateway.envoyproxy.io", "kind": "AIGatewayRoute", "namespace": args.namespace},

@@ -11,7 +11,8 @@ rendered objects; a missing one is a blocker:
 - Envoy Gateway hands InferencePool backends to the AI Gateway extension
   (``extensionManager.backendResources``, ai-gateway examples/inference-pool/envoy-gateway-values-addon.yaml);
 - a pool in another namespace than the route has a ReferenceGrant there for the AIGatewayRoute (checked by
-  AI Gateway, internal/controller/referencegrant.go) and for the HTTPRoute it generates (Envoy Gateway);
+  AI Gateway, internal/controller/referencegrant.go) and for the HTTPRoute it generates (Envoy Gateway v1.8.2
+  internal/gatewayapi/validate.go validateBackendNamespace);
 - the pool, its picker Service on the named port and the picker's pods, and serving pods on the target port;
 - decode pods' sidecars reach a vLLM port in their pod, and prefill pods exist for them to call;
 - vLLM that requires a key gets one (a BackendSecurityPolicy on the pool, with its Secret);
