@@ -38,8 +38,8 @@ snapshots: $(BIN)/.installed  ## refresh tests/snapshots after an intended chang
 	UPDATE_SNAPSHOTS=1 $(BIN)/python -m pytest -q tests/test_snapshots.py
 
 docs: $(BIN)/.installed  ## regenerate the generated parts of docs/: the rule table and the fit formula
-	$(BIN)/python -m policies.rule_table --write docs/policies.md
-	$(BIN)/python -m planner.fit_doc --write docs/serving.md
+	$(BIN)/python -m aks_gpu_inference.policies.rule_table --write docs/policies.md
+	$(BIN)/python -m aks_gpu_inference.planner.fit_doc --write docs/serving.md
 
 bench: $(BIN)/.installed  ## benchmarks; print ratios measured in one run
 	$(BIN)/python bench/plan_bench.py

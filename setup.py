@@ -32,7 +32,7 @@ class BuildPy(build_py):
         super().run()
         if self.editable_mode:  # an editable install serves the checkout's policies/, whose manifest names .venv
             return
-        target = Path(self.build_lib) / MANIFEST
+        target = Path(self.build_lib, "aks_gpu_inference") / MANIFEST
         # Written from the source every time: an unchanged target is not copied again on a rebuild.
         text = installed_manifest(MANIFEST.read_text(encoding="utf-8"))
         target.unlink()  # never write through a hard link back into the checkout

@@ -20,8 +20,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from components.core import models
-from components.core.models import GIB, ModelFactsArgs
+from aks_gpu_inference.components.core import models
+from aks_gpu_inference.components.core.models import GIB, ModelFactsArgs
 
 POINTS_FILE = Path(__file__).with_name("fit_reference_points.json")
 

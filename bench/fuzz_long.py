@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
-from components.core.errors import ConfigError
-from planner.inputs import safe_json, safe_yaml
+from aks_gpu_inference.components.core.errors import ConfigError
+from aks_gpu_inference.planner.inputs import safe_json, safe_yaml
 from tests.fuzzing import facts_texts, make_project, manifest_texts, plan, run_cli, stack_texts
 
 BUDGET = {"plan": 40, "scan": 600, "fit": 600, "safe_yaml": 3000, "safe_json": 3000}

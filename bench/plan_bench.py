@@ -17,9 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from components._base import PACKAGE
-from planner.engine import program as engine
-from planner.inputs import stackfile
+from aks_gpu_inference.components._base import PACKAGE
+from aks_gpu_inference.planner.engine import program as engine
+from aks_gpu_inference.planner.inputs import stackfile
 
 ROOT = Path(__file__).resolve().parent.parent
 BASELINE = "bench/baseline_program.py"
@@ -125,7 +125,7 @@ def cold_start(repeat: int) -> tuple[float, float] | None:
     replay = Path(tempfile.mkdtemp(prefix="aks-gpu-bench-")) / "replay.json"
     record_replay(engine.run_program(ROOT, stack.project, stack.stack, stack.config, stack.secret_keys), replay)
     driver = (
-        "from pathlib import Path; from planner.engine import program as engine; from planner.inputs import stackfile; "
+        "from pathlib import Path; from aks_gpu_inference.planner.engine import program as engine; from aks_gpu_inference.planner.inputs import stackfile; "
         f"s = stackfile.read_stack(Path({str(ROOT)!r}), 'dev'); "
         f"engine.run_program(s.project_dir, s.project, s.stack, s.config, s.secret_keys, main={BASELINE!r})"
     )
@@ -160,7 +160,7 @@ SDK_PREFIXES = (
 
 LIST_MODULES = (
     "import sys; sys.argv = ['aks-gpu', 'plan', 'dev', '--quiet', '--out', sys.argv[1], '--project-dir', sys.argv[2]]\n"
-    "from planner.cli import main\n"
+    "from aks_gpu_inference.planner.cli import main\n"
     "try:\n    main()\nfinally:\n"
     f"    print('\\n'.join(m for m in sys.modules if m.split('.')[0] in {SDK_PREFIXES!r}), file=sys.stderr)"
 )
@@ -210,9 +210,9 @@ def chart_share(repeat: int) -> list[tuple[str, float, float]]:
     each run with an empty render cache, as a fresh process has."""
     from datetime import date
 
-    from planner.charts import ChartSources, expand, helm
-    from planner.inputs.upstream import upstream_dir
-    from planner.plan import PlanOptions, plan
+    from aks_gpu_inference.planner.charts import ChartSources, expand, helm
+    from aks_gpu_inference.planner.inputs.upstream import upstream_dir
+    from aks_gpu_inference.planner.plan import PlanOptions, plan
 
     spent: list[float] = []
 
@@ -223,7 +223,7 @@ def chart_share(repeat: int) -> list[tuple[str, float, float]]:
         finally:
             spent.append(time.perf_counter() - started)
 
-    import planner.plan as pipeline
+    import aks_gpu_inference.planner.plan as pipeline
 
     pipeline.charts.expand = timed_expand  # the pipeline's own call, timed
     rows = []

@@ -17,7 +17,7 @@ import random
 import time
 from collections import Counter
 
-from components.core.labels import (
+from aks_gpu_inference.components.core.labels import (
     AGENTPOOL_LABEL,
     DRANET_DRIVER,
     GPU_TAINT,
@@ -27,8 +27,8 @@ from components.core.labels import (
     RDMA_DEVICE_CLASS,
     RDMA_LABEL,
 )
-from policies.manifests import Resource, StackIndex, token_for_manifest
-from policies.rules import RULES, evaluate
+from aks_gpu_inference.policies.manifests import Resource, StackIndex, token_for_manifest
+from aks_gpu_inference.policies.rules import RULES, evaluate
 
 TARGET = 10_000  # object-evaluations per second
 NAMESPACES = [f"team-{i:02d}" for i in range(10)]

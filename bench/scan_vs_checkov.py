@@ -89,14 +89,14 @@ def verdict(seconds: float, target: float) -> str:
 
 def aks_gpu_command() -> list[str]:
     script = Path(sys.executable).parent / "aks-gpu"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "planner"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "aks_gpu_inference.planner"]
 
 
 def phases(folder: Path) -> str:
     """Where aks-gpu's time goes, in process: reading the YAML versus running the rules, and what the
     same files cost with libyaml's parser (yaml.CSafeLoader), when PyYAML was built with it."""
-    from planner import scan
-    from policies.rules import evaluate
+    from aks_gpu_inference.planner import scan
+    from aks_gpu_inference.policies.rules import evaluate
 
     started = time.perf_counter()
     paths = scan.yaml_files([str(folder)])

@@ -1,9 +1,9 @@
 """aks-gpu-inference components: Pulumi ComponentResources for GPU inference on AKS.
 
 The code lives in domain packages (``core``, ``azure``, ``gpu``, ``serving``, ``gateway``, ``training``, ``stack``);
-every public name is re-exported here, so ``from components import VllmService`` works as well as
-``from components.serving import VllmService``. Exports are loaded on first use, so importing a
-fact module (``from components.core import catalog``: the command line's scan and fit paths) does
+every public name is re-exported here, so ``from aks_gpu_inference.components import VllmService`` works as well as
+``from aks_gpu_inference.components.serving import VllmService``. Exports are loaded on first use, so importing a
+fact module (``from aks_gpu_inference.components.core import catalog``: the command line's scan and fit paths) does
 not import the Pulumi SDKs.
 """
 

@@ -1,5 +1,5 @@
 import sys
 
-from planner.cli import main
+from aks_gpu_inference.planner.cli import main
 
 sys.exit(main())

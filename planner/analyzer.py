@@ -17,10 +17,10 @@ from pulumi.runtime.proto import analyzer_pb2
 from pulumi_policy import EnforcementLevel
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 
-from planner.engine.program import ProgramRun, Registered
-from planner.engine.values import plain
-from policies.pack import DESCRIPTION, PACK_NAME, POLICIES
-from policies.rules import RULES
+from aks_gpu_inference.planner.engine.program import ProgramRun, Registered
+from aks_gpu_inference.planner.engine.values import plain
+from aks_gpu_inference.policies.pack import DESCRIPTION, PACK_NAME, POLICIES
+from aks_gpu_inference.policies.rules import RULES
 
 _WIRE_LEVELS = {
     "advisory": analyzer_pb2.ADVISORY,
@@ -130,8 +130,8 @@ def exemptions(run: ProgramRun, config: Mapping[str, Mapping[str, Any]] | None =
     CrossGuard has no channel for "accepted" (a pack can only report violations), so the plan asks
     the same pure rules directly.
     """
-    from policies.manifests import Resource
-    from policies.rules import evaluate_all
+    from aks_gpu_inference.policies.manifests import Resource
+    from aks_gpu_inference.policies.rules import evaluate_all
 
     resources = [Resource(r.type, r.name, plain(r.inputs), r.urn) for r in run.resources if r.custom]
     return evaluate_all(resources, dict(config or {}))[1]

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from components.core import catalog
-from components.core.labels import (
+from aks_gpu_inference.components.core import catalog
+from aks_gpu_inference.components.core.labels import (
     AGENTPOOL_LABEL,
     DRANET_DRIVER,
     GPU_DEVICE_CLASS,
@@ -23,10 +23,10 @@ from components.core.labels import (
     POOL_ANNOTATION,
     RDMA_DEVICE_CLASS,
 )
-from planner.azure.pools import agent_pool, aks_managed_gpus
-from planner.engine.program import ProgramRun
-from planner.engine.values import plain
-from policies.cel import cel_environment
+from aks_gpu_inference.planner.azure.pools import agent_pool, aks_managed_gpus
+from aks_gpu_inference.planner.engine.program import ProgramRun
+from aks_gpu_inference.planner.engine.values import plain
+from aks_gpu_inference.policies.cel import cel_environment
 
 # The classes the NVIDIA DRA driver chart creates itself (its deviceclass templates).
 CHART_CLASSES = {

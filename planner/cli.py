@@ -16,7 +16,7 @@ import traceback
 from datetime import date
 from pathlib import Path
 
-from components.core.errors import ConfigError
+from aks_gpu_inference.components.core.errors import ConfigError
 
 # One meaning for every command: 0 clean; 1 mandatory violations, unsatisfiable claims or blockers (plan),
 # mandatory findings (scan), nothing fits (fit); 2 bad input (ConfigError, an unreadable file, argparse
@@ -43,7 +43,7 @@ def load_policy_config(path: str | None) -> dict:
     """A ``--policy-pack-config`` style JSON file: rule -> {enforcementLevel, knobs...}."""
     if not path:
         return {}
-    from policies.rules import check_pack_config
+    from aks_gpu_inference.policies.rules import check_pack_config
 
     try:
         config = json.loads(Path(path).read_text())
@@ -68,14 +68,14 @@ def parse_as_of(text: str | None) -> date:
 
 
 def findings_table(rows: list[tuple[str, str, str, str]]) -> str:
-    from planner.report.tables import table
+    from aks_gpu_inference.planner.report.tables import table
 
     return table(["level", "rule", "where", "finding"], [list(r) for r in rows])
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from planner.inputs import stackfile
-    from planner.report import outdir
+    from aks_gpu_inference.planner.inputs import stackfile
+    from aks_gpu_inference.planner.report import outdir
 
     project_dir = stackfile.find_project_dir(Path(args.project_dir).resolve())
     out = outdir.PlanOutput(Path(args.out) if args.out else project_dir / "out" / args.stack)
@@ -88,9 +88,9 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def _plan(args: argparse.Namespace, project_dir: Path, out) -> int:
-    from planner.plan import PlanOptions, plan
-    from planner.report import artifacts
-    from planner.report.plan_text import plan_text
+    from aks_gpu_inference.planner.plan import PlanOptions, plan
+    from aks_gpu_inference.planner.report import artifacts
+    from aks_gpu_inference.planner.report.plan_text import plan_text
 
     options = PlanOptions(
         as_of=parse_as_of(args.as_of),
@@ -113,8 +113,8 @@ def _plan(args: argparse.Namespace, project_dir: Path, out) -> int:
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
-    from planner import scan
-    from planner.report import scan as scan_report
+    from aks_gpu_inference.planner import scan
+    from aks_gpu_inference.planner.report import scan as scan_report
 
     report = scan.Report()
     try:
@@ -156,13 +156,13 @@ def cmd_scan(args: argparse.Namespace) -> int:
 
 
 def cmd_fit(args: argparse.Namespace) -> int:
-    from planner import fit
+    from aks_gpu_inference.planner import fit
 
     return fit.run(args)
 
 
 def cmd_policy_pack_path(_args: argparse.Namespace) -> int:
-    from planner import pack_path
+    from aks_gpu_inference.planner import pack_path
 
     folder = pack_path.pack_dir()
     note = pack_path.interpreter_note(folder)  # reads PulumiPolicy.yaml: an install without it stops here, exit 2
@@ -291,7 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     policy_pack_path.set_defaults(func=cmd_policy_pack_path)
-    from planner.azure import preflight_cmd
+    from aks_gpu_inference.planner.azure import preflight_cmd
 
     preflight_cmd.add_parser(commands)
     debug_help = "print the traceback of an internal error (exit code 3)"
@@ -307,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
     # `aks-gpu plan | head` should stop quietly, not with a BrokenPipeError traceback.
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     args = build_parser().parse_args(argv)
-    own_process = argv is None  # this process's command line (aks-gpu, python -m planner), not a caller's list
+    own_process = argv is None  # this process's command line (aks-gpu, python -m aks_gpu_inference.planner), not a caller's list
     if own_process and args.command in ("plan", "scan"):
         # A plan imports ~1,600 SDK modules whose objects live until exit; with the cyclic collector on, its
         # full collections rescan them as they pile up (about 0.5 s of a cold plan). The process is short and

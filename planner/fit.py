@@ -13,9 +13,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from components.core import catalog
-from components.core.errors import ConfigError, validation_problems
-from components.core.models import (
+from aks_gpu_inference.components.core import catalog
+from aks_gpu_inference.components.core.errors import ConfigError, validation_problems
+from aks_gpu_inference.components.core.models import (
     NON_TORCH_GIB,
     NON_TORCH_TP_GIB,
     PINNED_VLLM_VERSION,
@@ -27,8 +27,8 @@ from components.core.models import (
     fit_options,
     get_model,
 )
-from planner.inputs import safe_json
-from planner.report.tables import table
+from aks_gpu_inference.planner.inputs import safe_json
+from aks_gpu_inference.planner.report.tables import table
 
 EXIT_OK, EXIT_NONE_FITS, EXIT_USAGE = 0, 1, 2
 

@@ -1,5 +1,5 @@
 """The fit formula in docs/serving.md, made from ``components.core.models.FORMULA`` so the docs say what the code
-computes. ``python -m planner.fit_doc --write docs/serving.md`` (``make docs``) rewrites it between the markers; a
+computes. ``python -m aks_gpu_inference.planner.fit_doc --write docs/serving.md`` (``make docs``) rewrites it between the markers; a
 test fails when they differ."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ END = "<!-- end of fit formula -->"
 
 
 def formula_block() -> str:
-    from components.core.models import FORMULA
+    from aks_gpu_inference.components.core.models import FORMULA
 
     return "\n".join(f"> {line}".rstrip() for line in FORMULA.strip().splitlines()) + "\n"
 

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import policies
+from aks_gpu_inference import policies
 
 MANIFEST = "PulumiPolicy.yaml"
 

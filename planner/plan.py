@@ -12,13 +12,13 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from components.core.errors import ConfigError, StackFileConfigError
-from planner import analyzer, charts, claims, deploy
-from planner.deploy import crds as deploy_crds
-from planner.engine import program as engine
-from planner.inputs import stackfile
-from planner.inputs.upstream import upstream_dir
-from planner.report import gateway as gateway_report
+from aks_gpu_inference.components.core.errors import ConfigError, StackFileConfigError
+from aks_gpu_inference.planner import analyzer, charts, claims, deploy
+from aks_gpu_inference.planner.deploy import crds as deploy_crds
+from aks_gpu_inference.planner.engine import program as engine
+from aks_gpu_inference.planner.inputs import stackfile
+from aks_gpu_inference.planner.inputs.upstream import upstream_dir
+from aks_gpu_inference.planner.report import gateway as gateway_report
 
 
 @dataclass(frozen=True)

@@ -24,10 +24,10 @@ from typing import Any
 
 import yaml
 
-from components.core.errors import ConfigError
-from planner.inputs import safe_yaml
-from policies.manifests import Resource, get, items, kube_kind, pod_templates, token_for_manifest
-from policies.rules import Finding, evaluate_all
+from aks_gpu_inference.components.core.errors import ConfigError
+from aks_gpu_inference.planner.inputs import safe_yaml
+from aks_gpu_inference.policies.manifests import Resource, get, items, kube_kind, pod_templates, token_for_manifest
+from aks_gpu_inference.policies.rules import Finding, evaluate_all
 
 CHECKS = {
     "no-such-path": "A path on the command line is neither a file nor a folder.",

@@ -25,8 +25,8 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import UnknownValueError
 
-from policies.manifests import UNKNOWN, Resource, StackIndex
-from policies.rules import RULES, Rule
+from aks_gpu_inference.policies.manifests import UNKNOWN, Resource, StackIndex
+from aks_gpu_inference.policies.rules import RULES, Rule
 
 PACK_NAME = "aks-gpu-guardrails"
 DESCRIPTION = (

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pulumi
 
-from planner.engine.program import PlaceholderMocks, ProgramRun, RecordingMonitor, placeholder
+from aks_gpu_inference.planner.engine.program import PlaceholderMocks, ProgramRun, RecordingMonitor, placeholder
 from tests.conftest import run_components
 
 

@@ -12,12 +12,19 @@ import pytest
 import yaml
 from hypothesis import configuration, settings
 
-from components._base import ComponentInputError
-from components.context import ClusterContext
-from planner.charts import ChartRender, ChartSources, render_chart
-from planner.engine.program import PlaceholderMocks, ProgramRun, RecordingMonitor, Registered, run_function, run_program
-from planner.inputs.stackfile import add_secret_placeholders
-from planner.inputs.upstream import missing_reason, upstream_dir
+from aks_gpu_inference.components._base import ComponentInputError
+from aks_gpu_inference.components.context import ClusterContext
+from aks_gpu_inference.planner.charts import ChartRender, ChartSources, render_chart
+from aks_gpu_inference.planner.engine.program import (
+    PlaceholderMocks,
+    ProgramRun,
+    RecordingMonitor,
+    Registered,
+    run_function,
+    run_program,
+)
+from aks_gpu_inference.planner.inputs.stackfile import add_secret_placeholders
+from aks_gpu_inference.planner.inputs.upstream import missing_reason, upstream_dir
 
 # The suite writes nothing into the checkout: Hypothesis keeps its example database and constants
 # cache under the system temp folder instead of ./.hypothesis (pytest's cache is off in pyproject.toml).
@@ -104,14 +111,14 @@ def chart_sources() -> ChartSources:
 
 def expand_charts(run: ProgramRun) -> tuple[ProgramRun, list[ChartRender]]:
     """``run`` with its charts rendered by Helm from the pinned archives, as ``aks-gpu plan`` renders them."""
-    from planner.charts import expand
+    from aks_gpu_inference.planner.charts import expand
 
     return expand(run, chart_sources())
 
 
 @functools.cache
 def _expanded(stack: str) -> tuple[ProgramRun, list[ChartRender]]:
-    from planner.charts import expand
+    from aks_gpu_inference.planner.charts import expand
 
     return expand(planned_stack(stack), chart_sources())
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from planner.inputs.upstream import crds_dir, missing_reason
-from planner.kube.crd_files import CRDIndex, crd_index
-from planner.kube.crd_schema import validate_object
+from aks_gpu_inference.planner.inputs.upstream import crds_dir, missing_reason
+from aks_gpu_inference.planner.kube.crd_files import CRDIndex, crd_index
+from aks_gpu_inference.planner.kube.crd_schema import validate_object
 from tests.conftest import is_custom_resource
 
 

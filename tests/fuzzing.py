@@ -21,7 +21,7 @@ from pathlib import Path
 import yaml
 from hypothesis import strategies as st
 
-from planner.cli import main
+from aks_gpu_inference.planner.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
 STACK_TEXT = (REPO / "Pulumi.dev.yaml").read_text()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from components import GpuNodePool, WorkloadIdentity
+from aks_gpu_inference.components import GpuNodePool, WorkloadIdentity
 from tests.conftest import STACKS, cluster_context, planned_stack, run_components
 
 

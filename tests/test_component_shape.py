@@ -13,13 +13,13 @@ import sys
 import pulumi
 import pytest
 
-import components
+from aks_gpu_inference import components
 from tests.conftest import REPO
 
 
 def _component_classes() -> list[type]:
     found = []
-    for info in pkgutil.walk_packages(components.__path__, "components."):
+    for info in pkgutil.walk_packages(components.__path__, "aks_gpu_inference.components."):
         module = importlib.import_module(info.name)
         for _, value in inspect.getmembers(module, inspect.isclass):
             if issubclass(value, pulumi.ComponentResource) and value.__module__ == module.__name__:
@@ -56,9 +56,9 @@ def test_every_parameter_is_documented(component):
 
 @pytest.mark.parametrize("component", COMPONENTS, ids=lambda c: c.__name__)
 def test_exported_from_components_and_its_domain(component):
-    domain = component.__module__.split(".")[1]
+    domain = component.__module__.split(".")[2]
     assert getattr(components, component.__name__) is component
-    assert getattr(importlib.import_module(f"components.{domain}"), component.__name__) is component
+    assert getattr(importlib.import_module(f"aks_gpu_inference.components.{domain}"), component.__name__) is component
     args = f"{component.__name__}Args"
     if hasattr(importlib.import_module(component.__module__), args):
         assert hasattr(components, args), f"{args} is not exported"
@@ -70,10 +70,10 @@ def test_every_export_resolves():
 
 
 def test_core_and_the_package_roots_import_no_pulumi():
-    modules = [f"components.core.{m.name}" for m in pkgutil.iter_modules([str(REPO / "components" / "core")])]
+    modules = [f"aks_gpu_inference.components.core.{m.name}" for m in pkgutil.iter_modules([str(REPO / "components" / "core")])]
     code = (
         "import importlib, sys\n"
-        f"for m in {[*modules, 'components', *(f'components.{d}' for d in components.DOMAINS)]!r}: importlib.import_module(m)\n"
+        f"for m in {[*modules, 'aks_gpu_inference.components', *(f'aks_gpu_inference.components.{d}' for d in components.DOMAINS)]!r}: importlib.import_module(m)\n"
         "print(sorted({m.split('.')[0] for m in sys.modules if m.startswith('pulumi')}))"
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
@@ -90,7 +90,7 @@ def test_the_docs_import_only_what_components_exports():
         alias.name
         for block in blocks
         for node in ast.walk(ast.parse(block))
-        if isinstance(node, ast.ImportFrom) and node.module == "components"
+        if isinstance(node, ast.ImportFrom) and node.module == "aks_gpu_inference.components"
         for alias in node.names
     }
     assert imported and sorted(n for n in imported if not hasattr(components, n)) == []

@@ -100,7 +100,7 @@ def _project(tmp_path: Path, name: str, stack: str, config: dict, main: str | No
 
 
 def _plan(project: Path, stack: str, capsys) -> tuple[int, str, Path]:
-    from planner.cli import main
+    from aks_gpu_inference.planner.cli import main
 
     out = project / "out"
     code = main(["plan", stack, "--project-dir", str(project), "--out", str(out), "-q", "--as-of", "2026-12-01"])
@@ -212,7 +212,7 @@ def test_the_openai_client_example_calls_the_gateway_as_written(example):
 
 def test_the_rule_table_in_the_docs_is_the_rules_own():
     """docs/policies.md's table is made from policies/rules (`make docs`): a rule's change shows up there or fails here."""
-    from policies.rule_table import rule_table, with_table
+    from aks_gpu_inference.policies.rule_table import rule_table, with_table
 
     document = (REPO / "docs" / "policies.md").read_text()
     assert with_table(document) == document, "run `make docs`"
@@ -220,7 +220,7 @@ def test_the_rule_table_in_the_docs_is_the_rules_own():
 
 
 def test_the_fit_formula_in_the_docs_is_the_codes_own():
-    from planner.fit_doc import with_formula
+    from aks_gpu_inference.planner.fit_doc import with_formula
 
     document = (REPO / "docs" / "serving.md").read_text()
     assert with_formula(document) == document, "run `make docs`"

@@ -16,11 +16,11 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from components._base import ComponentInputError
-from components.core.errors import ConfigError
-from planner.engine.program import run_program
-from planner.inputs import safe_json, safe_yaml
-from planner.inputs.stackfile import add_secret_placeholders
+from aks_gpu_inference.components._base import ComponentInputError
+from aks_gpu_inference.components.core.errors import ConfigError
+from aks_gpu_inference.planner.engine.program import run_program
+from aks_gpu_inference.planner.inputs import safe_json, safe_yaml
+from aks_gpu_inference.planner.inputs.stackfile import add_secret_placeholders
 from tests.conftest import PROJECT, REPO, engine_config, run_stack, stack_config
 from tests.fuzzing import BIG, STACK_TEXT, facts_texts, laughs, make_project, manifest_texts, plan, run_cli, stack_texts
 
@@ -60,9 +60,9 @@ def test_plan_survives_mutated_stack_files(project, text):
 
 
 def _scan_uses_safe_yaml() -> bool:
-    import planner.scan
+    from aks_gpu_inference.planner import scan
 
-    return "safe_yaml" in inspect.getsource(planner.scan)
+    return "safe_yaml" in inspect.getsource(scan)
 
 
 def _safe_yaml_accepts(text: str) -> bool:

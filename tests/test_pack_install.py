@@ -32,9 +32,9 @@ from google.protobuf import empty_pb2
 from packaging.requirements import Requirement
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
-from planner.analyzer import analyze_request
-from planner.engine.program import Registered
-from policies.rules import RULES
+from aks_gpu_inference.planner.analyzer import analyze_request
+from aks_gpu_inference.planner.engine.program import Registered
+from aks_gpu_inference.policies.rules import RULES
 from tests.conftest import REPO
 from tests.test_consumer_example import NOT_SOURCE
 
@@ -112,7 +112,7 @@ def printed(fresh) -> subprocess.CompletedProcess:
 def test_the_command_prints_the_installed_pack(fresh, printed):
     folder = Path(printed.stdout.strip())
     assert printed.stdout == f"{folder}\n" and printed.stderr == "", "one line, and no note with the venv active"
-    assert folder == (fresh.site / "policies").resolve()
+    assert folder == (fresh.site / "aks_gpu_inference" / "policies").resolve()
     assert {"PulumiPolicy.yaml", "__main__.py", "config.example.json"} <= {p.name for p in folder.iterdir()}
 
 
@@ -126,7 +126,7 @@ def test_the_installed_manifest_is_the_checkouts_without_its_virtualenv(printed)
 
 def test_the_fresh_venv_imports_the_wheel_and_never_the_checkout(fresh, printed):
     code = (
-        "import json, os, sys, components, planner, policies\n"
+        "import json, os, sys\nfrom aks_gpu_inference import components, planner, policies\n"
         "print(json.dumps([[m.__file__ for m in (components, planner, policies)], [os.path.realpath(p) for p in sys.path]]))"
     )
     files, path = json.loads(_run([fresh.bin / "python3", "-c", code], cwd=Path(printed.stdout.strip()), env=fresh.env).stdout)
@@ -138,7 +138,7 @@ def test_the_fresh_venv_imports_the_wheel_and_never_the_checkout(fresh, printed)
 def test_the_command_says_when_pulumi_would_run_another_python(fresh):
     env = {**fresh.env, "PULUMI_PYTHON_CMD": sys.executable}
     result = _run([fresh.bin / "aks-gpu", "policy-pack-path"], cwd=fresh.root, env=env)
-    assert Path(result.stdout.strip()) == (fresh.site / "policies").resolve()
+    assert Path(result.stdout.strip()) == (fresh.site / "aks_gpu_inference" / "policies").resolve()
     assert result.stderr.startswith(f"note: Pulumi would run the pack with {sys.executable} (prefix {sys.prefix})")
     assert f"set PULUMI_PYTHON_CMD={fresh.bin / 'python'}" in result.stderr
 

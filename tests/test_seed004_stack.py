@@ -3,8 +3,8 @@ experience, InfiniBand NICs through DRANET, the six gates, and the Inference Ext
 
 from __future__ import annotations
 
-from planner import claims
-from planner.engine.values import plain
+from aks_gpu_inference.planner import claims
+from aks_gpu_inference.planner.engine.values import plain
 from tests.conftest import expanded_stack, planned_stack
 
 ENGINES = ("llama-70b-prefill", "llama-70b-decode")

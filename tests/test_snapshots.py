@@ -9,7 +9,7 @@ import shutil
 import pytest
 import yaml
 
-from planner.cli import main
+from aks_gpu_inference.planner.cli import main
 from tests.conftest import REPO, STACKS, chart_sources
 
 SNAPSHOTS = REPO / "tests" / "snapshots"

@@ -9,11 +9,11 @@ import shutil
 import pytest
 import yaml
 
-from components.core import catalog
-from components.core.errors import MAX_SHOWN, ConfigError
-from components.stack.config import config_from_env, parse_stack_config
-from components.stack.stack_input import azure_regions
-from planner.cli import main
+from aks_gpu_inference.components.core import catalog
+from aks_gpu_inference.components.core.errors import MAX_SHOWN, ConfigError
+from aks_gpu_inference.components.stack.config import config_from_env, parse_stack_config
+from aks_gpu_inference.components.stack.stack_input import azure_regions
+from aks_gpu_inference.planner.cli import main
 from tests.conftest import REPO, chart_sources, stack_config
 
 P = "aks-gpu-inference:"

@@ -3,7 +3,7 @@
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import AksCluster, GpuNodePool
+from aks_gpu_inference.components import AksCluster, GpuNodePool
 
 config = pulumi.Config()
 cluster = AksCluster(

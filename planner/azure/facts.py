@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from components.core import quota
+from aks_gpu_inference.components.core import quota
 
 
 @dataclass(frozen=True)

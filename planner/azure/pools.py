@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from planner.engine.program import Registered
-from planner.engine.values import plain
+from aks_gpu_inference.planner.engine.program import Registered
+from aks_gpu_inference.planner.engine.values import plain
 
 
 def agent_pool(record: Registered) -> tuple[str, dict[str, Any]] | None:

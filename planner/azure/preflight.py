@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from components.core import quota
-from planner.azure import quota as demand
-from planner.azure.facts import AzureFacts
+from aks_gpu_inference.components.core import quota
+from aks_gpu_inference.planner.azure import quota as demand
+from aks_gpu_inference.planner.azure.facts import AzureFacts
 
 MANAGED_GPU_FEATURE = "Microsoft.ContainerService/ManagedGPUExperiencePreview"
 """The preview feature AKS-managed GPU pools need (learn.microsoft.com/azure/aks/aks-managed-gpu-nodes)."""

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from components.core.errors import ConfigError
+from aks_gpu_inference.components.core.errors import ConfigError
 
 EXIT_SHORTFALL = 1
 EXIT_AZURE = 5
@@ -31,7 +31,7 @@ def _subscription(args: argparse.Namespace, config: dict[str, str]) -> str:
 
 
 def _region(run: Any, config: dict[str, str], project: str) -> str:
-    from planner.azure.quota import region_of
+    from aks_gpu_inference.planner.azure.quota import region_of
 
     region = region_of(run.resources, config.get(f"{project}:location") or config.get("azure-native:location"))
     if not region:
@@ -43,9 +43,9 @@ def plan_asks(project_dir: Path, stack_name: str):
     """Run the stack program offline and read what it asks Azure for; also the config and subscription source."""
     import pulumi
 
-    from planner.azure import preflight
-    from planner.engine import program as engine
-    from planner.inputs import stackfile
+    from aks_gpu_inference.planner.azure import preflight
+    from aks_gpu_inference.planner.engine import program as engine
+    from aks_gpu_inference.planner.inputs import stackfile
 
     stack = stackfile.read_stack(project_dir, stack_name)
     try:
@@ -67,7 +67,7 @@ def _cannot_ask(err: Exception, what: str) -> str:
 
 
 def render(verdicts: list, facts: Any) -> str:
-    from planner.report.tables import table
+    from aks_gpu_inference.planner.report.tables import table
 
     rows = [[v.item, "pass" if v.ok else "FAIL", v.detail, v.fix] for v in verdicts]
     return f"Preflight of subscription {facts.subscription} in {facts.region}\n" + table(
@@ -77,9 +77,9 @@ def render(verdicts: list, facts: Any) -> str:
 
 def run(args: argparse.Namespace, credential: Any = None, transport: Any = None) -> int:
     """The command; ``credential`` and ``transport`` are for tests (recorded responses)."""
-    from planner.azure import facts as azure_facts
-    from planner.azure import preflight
-    from planner.inputs import stackfile
+    from aks_gpu_inference.planner.azure import facts as azure_facts
+    from aks_gpu_inference.planner.azure import preflight
+    from aks_gpu_inference.planner.inputs import stackfile
 
     project_dir = stackfile.find_project_dir(Path(args.project_dir).resolve())
     # What costs nothing first: the subscription, then a token, and only then the plan (tens of seconds).

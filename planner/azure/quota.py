@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from components.core import catalog, quota
+from aks_gpu_inference.components.core import catalog, quota
 
 
 @dataclass(frozen=True)

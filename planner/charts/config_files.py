@@ -9,11 +9,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from planner.charts import helm
-from planner.charts.model import ChartRender, Crd, with_namespace
-from planner.engine.program import Registered
-from planner.engine.values import plain
-from planner.inputs.upstream import snapshot_note
+from aks_gpu_inference.planner.charts import helm
+from aks_gpu_inference.planner.charts.model import ChartRender, Crd, with_namespace
+from aks_gpu_inference.planner.engine.program import Registered
+from aks_gpu_inference.planner.engine.values import plain
+from aks_gpu_inference.planner.inputs.upstream import snapshot_note
 
 GAIE = "https://github.com/kubernetes-sigs/gateway-api-inference-extension/releases/download"
 RELEASE_MANIFESTS = {

@@ -20,15 +20,23 @@ import dataclasses
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from planner.charts import helm, hook_needs
-from planner.charts import values as chart_values
-from planner.charts.archive import ChartArchive
-from planner.charts.config_files import render_config_file
-from planner.charts.model import CLUSTER_SCOPED, CONFIG_FILE, HOOK_ANNOTATION, ChartRender, Crd, Hook, with_namespace
-from planner.charts.sources import ChartRef, ChartSources, PullError
-from planner.engine.program import ProgramRun, Registered
-from planner.engine.values import plain
-from planner.inputs.upstream import snapshot_note
+from aks_gpu_inference.planner.charts import helm, hook_needs
+from aks_gpu_inference.planner.charts import values as chart_values
+from aks_gpu_inference.planner.charts.archive import ChartArchive
+from aks_gpu_inference.planner.charts.config_files import render_config_file
+from aks_gpu_inference.planner.charts.model import (
+    CLUSTER_SCOPED,
+    CONFIG_FILE,
+    HOOK_ANNOTATION,
+    ChartRender,
+    Crd,
+    Hook,
+    with_namespace,
+)
+from aks_gpu_inference.planner.charts.sources import ChartRef, ChartSources, PullError
+from aks_gpu_inference.planner.engine.program import ProgramRun, Registered
+from aks_gpu_inference.planner.engine.values import plain
+from aks_gpu_inference.planner.inputs.upstream import snapshot_note
 
 CHART_TYPES = ("kubernetes:helm.sh/v4:Chart", "kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v3:Chart")
 RELEASE = "kubernetes:helm.sh/v3:Release"

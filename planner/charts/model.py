@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from planner.engine.program import Registered
+    from aks_gpu_inference.planner.engine.program import Registered
 
 HOOK_ANNOTATION = "helm.sh/hook"
 

@@ -21,7 +21,7 @@ import tarfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from planner.charts.archive import ChartArchive
+from aks_gpu_inference.planner.charts.archive import ChartArchive
 
 CHARTS_ENV = "AKS_GPU_CHARTS"
 CACHE_ENV = "AKS_GPU_CHART_CACHE"

@@ -14,7 +14,7 @@ import re
 from functools import cache
 from typing import Any
 
-from planner.charts.archive import ChartArchive, SubChart
+from aks_gpu_inference.planner.charts.archive import ChartArchive, SubChart
 
 _CHAIN = re.compile(r"\.Values((?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
 _INDEX = re.compile(r"index\s+\$?\.Values((?:\.[A-Za-z_][A-Za-z0-9_]*)*)\s+\"([^\"]+)\"")

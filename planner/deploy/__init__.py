@@ -12,8 +12,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from planner.charts import ChartRender
-from planner.deploy import (
+from aks_gpu_inference.planner.charts import ChartRender
+from aks_gpu_inference.planner.deploy import (
     arm,
     capacity,
     chart_checks,
@@ -26,9 +26,9 @@ from planner.deploy import (
     router,
     scheduling,
 )
-from planner.deploy.finding import CHECKS, NOT_CHECKED, Finding
-from planner.deploy.model import DeployModel, assemble
-from planner.engine.program import ProgramRun
+from aks_gpu_inference.planner.deploy.finding import CHECKS, NOT_CHECKED, Finding
+from aks_gpu_inference.planner.deploy.model import DeployModel, assemble
+from aks_gpu_inference.planner.engine.program import ProgramRun
 
 __all__ = ["CHECKS", "NOT_CHECKED", "DeployModel", "Finding", "build", "run"]
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.core import vm_disks
-from components.core.names import AKS_POOL_NAME
-from planner.deploy.finding import Finding
-from planner.deploy.model import DeployModel
-from planner.engine.values import plain
+from aks_gpu_inference.components.core import vm_disks
+from aks_gpu_inference.components.core.names import AKS_POOL_NAME
+from aks_gpu_inference.planner.deploy.finding import Finding
+from aks_gpu_inference.planner.deploy.model import DeployModel
+from aks_gpu_inference.planner.engine.values import plain
 
 # (property path in an agent pool or the cluster, enum class of pulumi_azure_native.containerservice)
 POOL_ENUMS = (

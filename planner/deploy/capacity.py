@@ -8,10 +8,10 @@ An autoscaled pool with ``min_count: 0`` is fine: a Pending pod makes the autosc
 
 from __future__ import annotations
 
-from planner.deploy.finding import Finding
-from planner.deploy.model import DeployModel
-from planner.deploy.scheduling import fitting_pools
-from policies.manifests import get
+from aks_gpu_inference.planner.deploy.finding import Finding
+from aks_gpu_inference.planner.deploy.model import DeployModel
+from aks_gpu_inference.planner.deploy.scheduling import fitting_pools
+from aks_gpu_inference.policies.manifests import get
 
 WORKLOAD_KINDS = frozenset({"Deployment", "StatefulSet", "Job", "CronJob", "Pod", "ReplicaSet", "LeaderWorkerSet"})
 """Kinds whose pods must run somewhere; a DaemonSet runs on whatever nodes exist."""

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from planner.deploy.finding import Finding
-from planner.deploy.model import DeployModel
+from aks_gpu_inference.planner.deploy.finding import Finding
+from aks_gpu_inference.planner.deploy.model import DeployModel
 
 
 def rendered(model: DeployModel) -> list[Finding]:

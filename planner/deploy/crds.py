@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from planner.deploy.finding import Finding
-from planner.deploy.model import DeployModel, KubeObject
+from aks_gpu_inference.planner.deploy.finding import Finding
+from aks_gpu_inference.planner.deploy.model import DeployModel, KubeObject
 
 if TYPE_CHECKING:
-    from planner.kube.crd_files import CRD
+    from aks_gpu_inference.planner.kube.crd_files import CRD
 
 BUILT_IN_GROUPS = frozenset(
     {
@@ -158,7 +158,7 @@ def at_hand(model: DeployModel, upstream: Path | None) -> Callable[[KubeObject],
 
 
 def _lookup(model: DeployModel, upstream: Path | None) -> Callable[[KubeObject], CRD | None]:
-    from planner.kube.crd_files import crd_index, parse_crd
+    from aks_gpu_inference.planner.kube.crd_files import crd_index, parse_crd
 
     installed = {}
     for obj in model.objects:
@@ -177,7 +177,7 @@ def _lookup(model: DeployModel, upstream: Path | None) -> Callable[[KubeObject],
 def schemas(model: DeployModel, upstream: Path | None) -> list[Finding]:
     """Each custom resource (the stack's own and what its charts render) against its CRD's schema and CEL
     rules: what the API server would reject, or prune without a word."""
-    from planner.kube.crd_schema import validate
+    from aks_gpu_inference.planner.kube.crd_schema import validate
 
     lookup = at_hand(model, upstream)
     findings = []
@@ -201,7 +201,7 @@ def unchecked(model: DeployModel, upstream: Path | None) -> list[str]:
 
 def snapshots(model: DeployModel, upstream: Path | None) -> list[str]:
     """Notes on the CRDs taken from the upstream copy that stand in for a release they are not."""
-    from planner.inputs.upstream import snapshot_note
+    from aks_gpu_inference.planner.inputs.upstream import snapshot_note
 
     lookup = at_hand(model, upstream)
     return sorted(

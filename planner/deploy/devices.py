@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from planner.deploy.model import DeployModel
-from planner.deploy.scheduling import selector_problems
-from policies.manifests import items
+from aks_gpu_inference.planner.deploy.model import DeployModel
+from aks_gpu_inference.planner.deploy.scheduling import selector_problems
+from aks_gpu_inference.policies.manifests import items
 
 DEVICE_PLUGIN_IMAGES = ("nvcr.io/nvidia/k8s-device-plugin",)
 """Images of the NVIDIA device plugin, which advertises ``nvidia.com/gpu`` or MIG slices where it runs."""

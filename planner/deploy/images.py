@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from components.core.images import parse
-from planner.deploy.model import DeployModel
+from aks_gpu_inference.components.core.images import parse
+from aks_gpu_inference.planner.deploy.model import DeployModel
 
 
 @dataclass(frozen=True)

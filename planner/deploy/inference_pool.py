@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 import yaml
 
-from planner.deploy.model import DeployModel, KubeObject
+from aks_gpu_inference.planner.deploy.model import DeployModel, KubeObject
 
 
 class _Walk(Protocol):

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from datetime import date
 
-from components.core import lifecycle
-from planner.deploy.finding import Finding
-from planner.deploy.model import DeployModel
-from planner.engine.values import plain
+from aks_gpu_inference.components.core import lifecycle
+from aks_gpu_inference.planner.deploy.finding import Finding
+from aks_gpu_inference.planner.deploy.model import DeployModel
+from aks_gpu_inference.planner.engine.values import plain
 
 
 def subjects(model: DeployModel) -> list[tuple[str, str, str]]:

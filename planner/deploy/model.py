@@ -11,13 +11,13 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from components.core import catalog
-from components.core.labels import AGENTPOOL_LABEL, SPOT_LABEL, SPOT_TAINT
-from planner.azure.pools import agent_pool, aks_managed_gpus
-from planner.charts import CLUSTER_SCOPED, ChartRender, child_records
-from planner.engine.program import ProgramRun, Registered
-from planner.engine.values import plain
-from policies.manifests import Resource, pod_templates
+from aks_gpu_inference.components.core import catalog
+from aks_gpu_inference.components.core.labels import AGENTPOOL_LABEL, SPOT_LABEL, SPOT_TAINT
+from aks_gpu_inference.planner.azure.pools import agent_pool, aks_managed_gpus
+from aks_gpu_inference.planner.charts import CLUSTER_SCOPED, ChartRender, child_records
+from aks_gpu_inference.planner.engine.program import ProgramRun, Registered
+from aks_gpu_inference.planner.engine.values import plain
+from aks_gpu_inference.policies.manifests import Resource, pod_templates
 
 BUILT_IN_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
 

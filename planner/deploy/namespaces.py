@@ -6,8 +6,8 @@ Pulumi's Helm Chart never creates its namespace (pulumi-kubernetes ``helm/v4``: 
 
 from __future__ import annotations
 
-from planner.deploy.finding import Finding
-from planner.deploy.model import BUILT_IN_NAMESPACES, DeployModel
+from aks_gpu_inference.planner.deploy.finding import Finding
+from aks_gpu_inference.planner.deploy.model import BUILT_IN_NAMESPACES, DeployModel
 
 
 def check(model: DeployModel) -> list[Finding]:

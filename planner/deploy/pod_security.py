@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from components.core.security import ENFORCE_LABEL
-from planner.deploy.finding import Finding
-from planner.deploy.model import DeployModel
-from policies.manifests import CONTAINER_LISTS, get, items
+from aks_gpu_inference.components.core.security import ENFORCE_LABEL
+from aks_gpu_inference.planner.deploy.finding import Finding
+from aks_gpu_inference.planner.deploy.model import DeployModel
+from aks_gpu_inference.policies.manifests import CONTAINER_LISTS, get, items
 
 BASELINE_CAPABILITIES = frozenset(
     {

@@ -20,11 +20,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from components.core.endpoints import dynamo_component_service
-from components.gateway import router_config
-from planner.deploy import filter_chain, inference_pool, router
-from planner.deploy.finding import Finding
-from planner.deploy.model import DeployModel
+from aks_gpu_inference.components.core.endpoints import dynamo_component_service
+from aks_gpu_inference.components.gateway import router_config
+from aks_gpu_inference.planner.deploy import filter_chain, inference_pool, router
+from aks_gpu_inference.planner.deploy.finding import Finding
+from aks_gpu_inference.planner.deploy.model import DeployModel
 
 MODEL_HEADER = "x-ai-eg-model"
 PROXY_LABEL = "gateway.envoyproxy.io/owning-gateway-name"

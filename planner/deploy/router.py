@@ -17,9 +17,9 @@ from typing import Any
 
 import yaml
 
-from components.gateway import router_fields
-from planner.deploy.finding import Finding
-from planner.deploy.model import DeployModel
+from aks_gpu_inference.components.gateway import router_fields
+from aks_gpu_inference.planner.deploy.finding import Finding
+from aks_gpu_inference.planner.deploy.model import DeployModel
 
 CHART = "semantic-router"
 

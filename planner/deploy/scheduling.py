@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from planner.deploy.finding import Finding
-from planner.deploy.model import DeployModel, KubeObject, NodePool
-from policies.manifests import get, items, resources_of, tolerates
+from aks_gpu_inference.planner.deploy.finding import Finding
+from aks_gpu_inference.planner.deploy.model import DeployModel, KubeObject, NodePool
+from aks_gpu_inference.policies.manifests import get, items, resources_of, tolerates
 
 
 def _expression_matches(expression: Mapping[str, Any], labels: dict[str, str]) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from planner.engine.program import Registered
+    from aks_gpu_inference.planner.engine.program import Registered
 
 
 def plain(value: Any) -> Any:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from components.core.errors import ConfigError
+from aks_gpu_inference.components.core.errors import ConfigError
 
 MAX_BYTES = 20 * 2**20
 """Default largest input: 20 MiB, ten times the largest ``helm template`` output the project renders."""

@@ -9,7 +9,7 @@ import math
 import re
 from pathlib import Path
 
-from planner.inputs.bounded import MAX_BYTES, MAX_DEPTH, MAX_INT_DIGITS, InputError, clip, read_text
+from aks_gpu_inference.planner.inputs.bounded import MAX_BYTES, MAX_DEPTH, MAX_INT_DIGITS, InputError, clip, read_text
 
 
 def load_json(

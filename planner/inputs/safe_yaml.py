@@ -21,8 +21,17 @@ from typing import TypedDict, Unpack
 
 import yaml
 
-from planner.inputs.bounded import MAX_ALIASES, MAX_BYTES, MAX_DEPTH, MAX_INT_DIGITS, MAX_PROBLEMS, InputError, clip, read_text
-from planner.inputs.yaml_walk import TAG, Bounds, NodeWalk
+from aks_gpu_inference.planner.inputs.bounded import (
+    MAX_ALIASES,
+    MAX_BYTES,
+    MAX_DEPTH,
+    MAX_INT_DIGITS,
+    MAX_PROBLEMS,
+    InputError,
+    clip,
+    read_text,
+)
+from aks_gpu_inference.planner.inputs.yaml_walk import TAG, Bounds, NodeWalk
 
 __all__ = [
     "MAX_ALIASES",

@@ -8,9 +8,9 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from components.core.errors import ConfigError
-from components.stack.stack_input import SECRET_KEYS
-from planner.inputs import safe_yaml
+from aks_gpu_inference.components.core.errors import ConfigError
+from aks_gpu_inference.components.stack.stack_input import SECRET_KEYS
+from aks_gpu_inference.planner.inputs import safe_yaml
 
 
 @dataclass

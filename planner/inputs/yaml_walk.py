@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from planner.inputs.bounded import MAX_ALIASES, MAX_DEPTH, MAX_INT_DIGITS, MAX_PROBLEMS, InputError, clip
+from aks_gpu_inference.planner.inputs.bounded import MAX_ALIASES, MAX_DEPTH, MAX_INT_DIGITS, MAX_PROBLEMS, InputError, clip
 
 TAG = "tag:yaml.org,2002:"
 """The prefix of YAML's core tags (``!!str`` is ``tag:yaml.org,2002:str``)."""

@@ -12,7 +12,7 @@ from typing import Any
 
 from celpy import celtypes as ct
 
-from planner.kube.json_values import json_equal
+from aks_gpu_inference.planner.kube.json_values import json_equal
 
 
 def _ascii(text: str, upper: bool) -> str:

@@ -12,8 +12,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from planner.kube.json_values import is_int, is_number
-from policies.cel import cel_environment
+from aks_gpu_inference.planner.kube.json_values import is_int, is_number
+from aks_gpu_inference.policies.cel import cel_environment
 
 OLD_SELF = re.compile(r"\boldSelf\b")
 """A transition rule names ``oldSelf``: it does not run on create."""
@@ -63,7 +63,7 @@ class CelEngine:
         import celpy
         from celpy import celtypes
 
-        from planner.kube.cel_library import FUNCTIONS
+        from aks_gpu_inference.planner.kube.cel_library import FUNCTIONS
 
         self.celpy, self.ct = celpy, celtypes
         self.env = cel_environment()

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from components.core.names import DNS_LABEL, DNS_SUBDOMAIN, LABEL_NAME, LABEL_VALUE
-from planner.kube.crd_files import CRD
-from planner.kube.json_values import Problem, child, json_type, show
+from aks_gpu_inference.components.core.names import DNS_LABEL, DNS_SUBDOMAIN, LABEL_NAME, LABEL_VALUE
+from aks_gpu_inference.planner.kube.crd_files import CRD
+from aks_gpu_inference.planner.kube.json_values import Problem, child, json_type, show
 
 OBJECT_META_FIELDS = frozenset(
     {

@@ -33,11 +33,25 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from planner.kube.crd_cel import OLD_SELF, CelEngine
-from planner.kube.crd_files import CRD, CRDIndex, CRDVersion, crd_index, crds_in_text, load_crd, load_crds, parse_crd
-from planner.kube.crd_metadata import OBJECT_META_FIELDS, meta_problems
-from planner.kube.json_values import TYPE_CHECKS, child, is_int, is_number, json_equal, json_type, show
-from planner.kube.schema_keywords import compiled_pattern, duplicate_problems, number_problems, property_problems
+from aks_gpu_inference.planner.kube.crd_cel import OLD_SELF, CelEngine
+from aks_gpu_inference.planner.kube.crd_files import (
+    CRD,
+    CRDIndex,
+    CRDVersion,
+    crd_index,
+    crds_in_text,
+    load_crd,
+    load_crds,
+    parse_crd,
+)
+from aks_gpu_inference.planner.kube.crd_metadata import OBJECT_META_FIELDS, meta_problems
+from aks_gpu_inference.planner.kube.json_values import TYPE_CHECKS, child, is_int, is_number, json_equal, json_type, show
+from aks_gpu_inference.planner.kube.schema_keywords import (
+    compiled_pattern,
+    duplicate_problems,
+    number_problems,
+    property_problems,
+)
 
 __all__ = [
     "CRD",

@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from planner.kube.json_values import Problem, canonical, child, is_int, is_number, show
+from aks_gpu_inference.planner.kube.json_values import Problem, canonical, child, is_int, is_number, show
 
 # Go RE2 syntax that Python's re rejects or reads differently; such patterns are reported as not checked.
 _RE2_ONLY = re.compile(r"\[\[:\^?[a-z]+:\]\]|\\[pPzCQE]|\\x\{|\(\?[a-zA-Z]*U")

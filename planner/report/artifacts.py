@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from planner.engine.program import ProgramRun
-from planner.engine.values import kubernetes_object, plain
-from planner.report import picture, summary
+from aks_gpu_inference.planner.engine.program import ProgramRun
+from aks_gpu_inference.planner.engine.values import kubernetes_object, plain
+from aks_gpu_inference.planner.report import picture, summary
 
 if TYPE_CHECKING:
-    from planner.charts import ChartRender
-    from planner.plan import Plan
+    from aks_gpu_inference.planner.charts import ChartRender
+    from aks_gpu_inference.planner.plan import Plan
 
 
 def _slug(text: str) -> str:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import asdict
 from pathlib import Path
 
-from planner.deploy import images, request_path
-from planner.report.tables import table
+from aks_gpu_inference.planner.deploy import images, request_path
+from aks_gpu_inference.planner.report.tables import table
 
 
 def build(model, upstream: Path | None) -> dict:

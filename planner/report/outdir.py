@@ -19,7 +19,7 @@ import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
-from components.core.errors import ConfigError
+from aks_gpu_inference.components.core.errors import ConfigError
 
 MARKER = ".aks-gpu-plan"
 """Marks a folder the planner created; the only kind of non-empty folder it replaces or deletes."""

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
-from planner.report import summary as summary_doc
-from planner.report.topology import EXTERNAL
+from aks_gpu_inference.planner.report import summary as summary_doc
+from aks_gpu_inference.planner.report.topology import EXTERNAL
 
 CHAR = 6.7
 """Width of a 12 px character, a little over the average of the sans-serif fonts browsers fall back to."""

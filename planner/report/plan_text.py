@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from planner.report import gateway, quota, sections, training
-from planner.report.tables import table
+from aks_gpu_inference.planner.report import gateway, quota, sections, training
+from aks_gpu_inference.planner.report.tables import table
 
 if TYPE_CHECKING:
-    from planner.plan import Plan
+    from aks_gpu_inference.planner.plan import Plan
 
 
 def plan_text(plan: Plan) -> str:

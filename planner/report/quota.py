@@ -3,10 +3,10 @@ the preview features the stack needs registered, and what only ``aks-gpu preflig
 
 from __future__ import annotations
 
-from components.core import quota
-from planner.azure import preflight
-from planner.azure import quota as demand
-from planner.report.tables import table
+from aks_gpu_inference.components.core import quota
+from aks_gpu_inference.planner.azure import preflight
+from aks_gpu_inference.planner.azure import quota as demand
+from aks_gpu_inference.planner.report.tables import table
 
 
 def text(run, stack: str, fallback_region: str | None = None) -> str:

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from planner.scan import CHECKS, Place, Problem, Report
-from policies.rules import RULES, Finding
+from aks_gpu_inference.planner.scan import CHECKS, Place, Problem, Report
+from aks_gpu_inference.policies.rules import RULES, Finding
 
 SRCROOT = "SRCROOT"
 """The SARIF base of relative file URIs: the working folder, which CI runs the scan from (the repository root)."""
@@ -84,7 +84,7 @@ def _notification(problem: Problem, base: Path) -> dict:
 
 def _driver() -> dict[str, str]:
     """The tool's name and version. The project publishes no web page, so there is no ``informationUri``."""
-    from planner import __version__
+    from aks_gpu_inference.planner import __version__
 
     return {"name": "aks-gpu scan", "version": __version__} | (
         {"semanticVersion": __version__} if _SEMVER.fullmatch(__version__) else {}

@@ -6,13 +6,13 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from components.core import catalog
-from planner.azure.pools import agent_pool
-from planner.azure.quota import kaito_nodes
-from planner.charts.model import CONFIG_FILE
-from planner.engine.program import ProgramRun
-from planner.engine.values import plain
-from planner.report.tables import table
+from aks_gpu_inference.components.core import catalog
+from aks_gpu_inference.planner.azure.pools import agent_pool
+from aks_gpu_inference.planner.azure.quota import kaito_nodes
+from aks_gpu_inference.planner.charts.model import CONFIG_FILE
+from aks_gpu_inference.planner.engine.program import ProgramRun
+from aks_gpu_inference.planner.engine.values import plain
+from aks_gpu_inference.planner.report.tables import table
 
 
 @dataclass
@@ -226,7 +226,7 @@ def deployability(findings, renders, as_of, unchecked_crds=(), notes=()) -> str:
     """The Deployability section: which charts were rendered how, every finding, what was not checked
     (``unchecked_crds``: the custom resource kinds whose CRD no chart and no upstream copy has; ``notes``: what
     the data used cannot vouch for)."""
-    from planner.deploy import CHECKS, NOT_CHECKED
+    from aks_gpu_inference.planner.deploy import CHECKS, NOT_CHECKED
 
     blockers = sum(f.level == "blocker" for f in findings)
     lines = [
@@ -314,7 +314,7 @@ def gateway_routes(run: ProgramRun) -> str:
     routes = plain(run.outputs.get("gateway_routes") or {})
     if not routes:
         return ""
-    from components.gateway.router_config import auto_model_names
+    from aks_gpu_inference.components.gateway.router_config import auto_model_names
 
     costs = plain(run.outputs.get("gateway_cost_per_million") or {})
     endpoint = run.outputs.get("gateway_endpoint") or f"(after deploy: {run.outputs.get('gateway_address_command')})"

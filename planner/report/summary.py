@@ -35,15 +35,15 @@ from collections import Counter
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
-from components.core import quota as quota_notes
-from planner.azure import preflight
-from planner.azure import quota as demand
-from planner.deploy import CHECKS, NOT_CHECKED
-from planner.engine.values import plain
-from planner.report import sections, topology
+from aks_gpu_inference.components.core import quota as quota_notes
+from aks_gpu_inference.planner.azure import preflight
+from aks_gpu_inference.planner.azure import quota as demand
+from aks_gpu_inference.planner.deploy import CHECKS, NOT_CHECKED
+from aks_gpu_inference.planner.engine.values import plain
+from aks_gpu_inference.planner.report import sections, topology
 
 if TYPE_CHECKING:
-    from planner.plan import Plan
+    from aks_gpu_inference.planner.plan import Plan
 
 SCHEMA_VERSION = 1
 

@@ -11,15 +11,15 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from components.core.endpoints import dynamo_component_service
-from components.gateway import router_config
-from planner.azure.quota import kaito_nodes
-from planner.deploy import router
-from planner.deploy.model import DeployModel
-from planner.deploy.request_path import meta, rule_model, targets
-from planner.deploy.scheduling import fitting_pools, selector_problems
-from planner.engine.values import plain
-from policies.manifests import items, resources_of
+from aks_gpu_inference.components.core.endpoints import dynamo_component_service
+from aks_gpu_inference.components.gateway import router_config
+from aks_gpu_inference.planner.azure.quota import kaito_nodes
+from aks_gpu_inference.planner.deploy import router
+from aks_gpu_inference.planner.deploy.model import DeployModel
+from aks_gpu_inference.planner.deploy.request_path import meta, rule_model, targets
+from aks_gpu_inference.planner.deploy.scheduling import fitting_pools, selector_problems
+from aks_gpu_inference.planner.engine.values import plain
+from aks_gpu_inference.policies.manifests import items, resources_of
 
 EXTERNAL = "external"
 """The pool name of a backend outside the cluster (Azure OpenAI, any other host)."""

@@ -3,9 +3,9 @@ its source (the catalog's list price, the pool's Spot ceiling, a seed's own figu
 
 from __future__ import annotations
 
-from planner.engine.values import plain
-from planner.report.sections import money
-from planner.report.tables import table
+from aks_gpu_inference.planner.engine.values import plain
+from aks_gpu_inference.planner.report.sections import money
+from aks_gpu_inference.planner.report.tables import table
 
 
 def _money(value: float | None) -> str:

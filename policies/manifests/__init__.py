@@ -6,7 +6,7 @@ GPU requests, DRA claims and node pools in them. Nothing here imports Pulumi.
 ``model`` builds resources, pod templates, pools and the stack index on both.
 """
 
-from policies.manifests.model import (
+from aks_gpu_inference.policies.manifests.model import (
     CONTAINER_LISTS,
     GPU_DEVICE_CLASSES,
     UNKNOWN_CLASS,
@@ -28,7 +28,7 @@ from policies.manifests.model import (
     tolerates,
     type_matches,
 )
-from policies.manifests.templates import (
+from aks_gpu_inference.policies.manifests.templates import (
     GPU_REQUIREMENT_KEYS,
     KAITO_TOLERATIONS,
     KSERVE_CONTAINER,
@@ -43,7 +43,7 @@ from policies.manifests.templates import (
     template_group,
     templates_of,
 )
-from policies.manifests.values import UNKNOWN, get, is_unknown, items, looks_gpu
+from aks_gpu_inference.policies.manifests.values import UNKNOWN, get, is_unknown, items, looks_gpu
 
 __all__ = [
     "CONTAINER_LISTS",

@@ -12,10 +12,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from components.core import catalog
-from components.core.labels import AGENTPOOL_LABEL, GPU_DEVICE_CLASS, MIG_DEVICE_CLASS, is_gpu_resource
-from policies.manifests.templates import templates_of
-from policies.manifests.values import UNKNOWN, get, is_unknown, items, looks_gpu
+from aks_gpu_inference.components.core import catalog
+from aks_gpu_inference.components.core.labels import AGENTPOOL_LABEL, GPU_DEVICE_CLASS, MIG_DEVICE_CLASS, is_gpu_resource
+from aks_gpu_inference.policies.manifests.templates import templates_of
+from aks_gpu_inference.policies.manifests.values import UNKNOWN, get, is_unknown, items, looks_gpu
 
 UNKNOWN_CLASS = "<device class unknown during preview>"
 """Stands for a claim whose device classes cannot be known yet; fail-closed rules treat it as a match."""

@@ -23,8 +23,8 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
-from components.core.labels import NVIDIA_GPU
-from policies.manifests.values import UNKNOWN, get, is_unknown, items, looks_gpu
+from aks_gpu_inference.components.core.labels import NVIDIA_GPU
+from aks_gpu_inference.policies.manifests.values import UNKNOWN, get, is_unknown, items, looks_gpu
 
 
 class Found(NamedTuple):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from components.core import catalog
+from aks_gpu_inference.components.core import catalog
 
 
 class _Unknown:

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from policies.manifests import Exemption, Resource, StackIndex, Violation
-from policies.rules import (
+from aks_gpu_inference.policies.manifests import Exemption, Resource, StackIndex, Violation
+from aks_gpu_inference.policies.rules import (
     disk_caching_none,
     gpu_taints,
     helm_pinned,
@@ -24,7 +24,7 @@ from policies.rules import (
     rdma_capable_sku,
     retired_gpu_sizes,
 )
-from policies.rules._rule import Rule
+from aks_gpu_inference.policies.rules._rule import Rule
 
 RULES: list[Rule] = [
     m.RULE

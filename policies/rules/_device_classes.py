@@ -31,10 +31,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
-from components.core import catalog
-from components.core.labels import DRANET_DRIVER, NVIDIA_DRA_DRIVER, RDMA_DEVICE_CLASS
-from policies.cel import cel_environment, remembered
-from policies.manifests import (
+from aks_gpu_inference.components.core import catalog
+from aks_gpu_inference.components.core.labels import DRANET_DRIVER, NVIDIA_DRA_DRIVER, RDMA_DEVICE_CLASS
+from aks_gpu_inference.policies.cel import cel_environment, remembered
+from aks_gpu_inference.policies.manifests import (
     GPU_DEVICE_CLASSES,
     UNKNOWN_CLASS,
     PodTemplate,

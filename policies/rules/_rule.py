@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from policies.manifests import Exemption, StackIndex, Violation
+from aks_gpu_inference.policies.manifests import Exemption, StackIndex, Violation
 
 
 @dataclass(frozen=True)

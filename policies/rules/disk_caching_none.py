@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from policies.manifests import StackIndex, Violation, get, is_unknown, kube_kind
-from policies.rules._rule import Rule
+from aks_gpu_inference.policies.manifests import StackIndex, Violation, get, is_unknown, kube_kind
+from aks_gpu_inference.policies.rules._rule import Rule
 
 NAME = "azure-disk-caching-none"
 PROVISIONERS = ("disk.csi.azure.com", "kubernetes.io/azure-disk")

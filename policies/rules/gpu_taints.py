@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from components.core.labels import GPU_TAINT
-from policies.manifests import (
+from aks_gpu_inference.components.core.labels import GPU_TAINT
+from aks_gpu_inference.policies.manifests import (
     GPU_DEVICE_CLASSES,
     StackIndex,
     Violation,
@@ -24,7 +24,7 @@ from policies.manifests import (
     pools,
     tolerates,
 )
-from policies.rules._rule import Rule
+from aks_gpu_inference.policies.rules._rule import Rule
 
 NAME = "gpu-taints-and-tolerations"
 
@@ -36,7 +36,7 @@ def gpu_device_classes(index: StackIndex) -> set[str]:
     MIG or AMD GPU drivers' devices), whatever its name; ``gpu.nvidia.com`` and ``mig.nvidia.com``
     count by name when their DeviceClass is absent or its selectors are unknown during preview.
     """
-    from policies.rules._device_classes import class_kinds
+    from aks_gpu_inference.policies.rules._device_classes import class_kinds
 
     kinds = class_kinds(index)
     selecting = {name for name, selected in kinds.items() if selected is not None and "gpu" in selected}
@@ -84,7 +84,7 @@ def _check(index: StackIndex, config: dict):
 def _nodepools(index: StackIndex, taint: str):
     """Karpenter NodePools (AKS node auto-provisioning) whose requirements select GPU VM sizes are GPU pools too:
     their ``spec.template.spec.taints`` carry the taint. Unknown requirements are skipped; unknown taints fail closed."""
-    from policies.manifests import nodepool_gpu_selection, nodepool_taints
+    from aks_gpu_inference.policies.manifests import nodepool_gpu_selection, nodepool_taints
 
     for r in index.resources:
         selection = nodepool_gpu_selection(r)

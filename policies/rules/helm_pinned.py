@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-from policies.manifests import StackIndex, Violation, is_unknown, type_matches
-from policies.rules._rule import Rule
+from aks_gpu_inference.policies.manifests import StackIndex, Violation, is_unknown, type_matches
+from aks_gpu_inference.policies.rules._rule import Rule
 
 NAME = "helm-chart-pinned"
 # Helm reads `version` as a semver constraint; only an exact version (optional v prefix) is a pin.

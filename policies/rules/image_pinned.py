@@ -6,9 +6,9 @@ An unpinned inference image changes under a running fleet at the next node resta
 
 from __future__ import annotations
 
-from components.core.images import pin_problem
-from policies.manifests import StackIndex, Violation, pod_templates
-from policies.rules._rule import Rule
+from aks_gpu_inference.components.core.images import pin_problem
+from aks_gpu_inference.policies.manifests import StackIndex, Violation, pod_templates
+from aks_gpu_inference.policies.rules._rule import Rule
 
 NAME = "image-pinned"
 

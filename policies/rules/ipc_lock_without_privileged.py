@@ -8,9 +8,9 @@ admission and this rule is the compensating control. Unknown values fail closed.
 
 from __future__ import annotations
 
-from policies.manifests import Exemption, StackIndex, Violation, get, is_unknown, items, pod_templates
-from policies.rules._device_classes import by_name_note, class_kinds, rdma_containers
-from policies.rules._rule import Rule
+from aks_gpu_inference.policies.manifests import Exemption, StackIndex, Violation, get, is_unknown, items, pod_templates
+from aks_gpu_inference.policies.rules._device_classes import by_name_note, class_kinds, rdma_containers
+from aks_gpu_inference.policies.rules._rule import Rule
 
 NAME = "ipc-lock-without-privileged"
 

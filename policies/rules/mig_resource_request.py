@@ -8,9 +8,9 @@ Unknown values are skipped (advisory).
 
 from __future__ import annotations
 
-from components.core import catalog
-from policies.manifests import StackIndex, Violation, gpu_resource_names, pod_templates
-from policies.rules._rule import Rule
+from aks_gpu_inference.components.core import catalog
+from aks_gpu_inference.policies.manifests import StackIndex, Violation, gpu_resource_names, pod_templates
+from aks_gpu_inference.policies.rules._rule import Rule
 
 NAME = "mig-resource-request"
 

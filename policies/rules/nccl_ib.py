@@ -7,9 +7,9 @@ A value from ``valueFrom`` is unknown here and skipped.
 
 from __future__ import annotations
 
-from policies.manifests import StackIndex, Violation, env_value, is_unknown, items, pod_templates
-from policies.rules._device_classes import by_name_note, class_kinds, rdma_containers
-from policies.rules._rule import Rule
+from aks_gpu_inference.policies.manifests import StackIndex, Violation, env_value, is_unknown, items, pod_templates
+from aks_gpu_inference.policies.rules._device_classes import by_name_note, class_kinds, rdma_containers
+from aks_gpu_inference.policies.rules._rule import Rule
 
 NAME = "nccl-infiniband-enabled"
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from policies.manifests import StackIndex, Violation, items, pod_templates
-from policies.rules._rule import Rule
+from aks_gpu_inference.policies.manifests import StackIndex, Violation, items, pod_templates
+from aks_gpu_inference.policies.rules._rule import Rule
 
 NAME = "no-memlock-override"
 _MEMLOCK = re.compile(r"ulimit\s+(-[a-zA-Z]*l|--max-locked-memory)|memlock|prlimit\s+.*--memlock")

@@ -8,8 +8,8 @@ so a stack that leaves it out has no guarantee. An unknown value fails closed.
 
 from __future__ import annotations
 
-from policies.manifests import StackIndex, Violation, get, is_unknown, type_matches
-from policies.rules._rule import Rule
+from aks_gpu_inference.policies.manifests import StackIndex, Violation, get, is_unknown, type_matches
+from aks_gpu_inference.policies.rules._rule import Rule
 
 NAME = "aks-node-os-upgrade-channel"
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from components.core.labels import ROLE_LABEL
-from policies.manifests import StackIndex, Violation, get, is_unknown, items, pod_templates
-from policies.rules._rule import Rule
+from aks_gpu_inference.components.core.labels import ROLE_LABEL
+from aks_gpu_inference.policies.manifests import StackIndex, Violation, get, is_unknown, items, pod_templates
+from aks_gpu_inference.policies.rules._rule import Rule
 
 NAME = "prefill-decode-anti-affinity"
 

@@ -15,11 +15,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from components.core import catalog
-from components.core.labels import AGENTPOOL_LABEL, RDMA_LABEL
-from policies.manifests import UNKNOWN, PodTemplate, Resource, StackIndex, Violation, get, is_unknown, items, pod_templates, pools
-from policies.rules._device_classes import RdmaContainer, by_name_note, class_kinds, rdma_containers
-from policies.rules._rule import Rule
+from aks_gpu_inference.components.core import catalog
+from aks_gpu_inference.components.core.labels import AGENTPOOL_LABEL, RDMA_LABEL
+from aks_gpu_inference.policies.manifests import (
+    UNKNOWN,
+    PodTemplate,
+    Resource,
+    StackIndex,
+    Violation,
+    get,
+    is_unknown,
+    items,
+    pod_templates,
+    pools,
+)
+from aks_gpu_inference.policies.rules._device_classes import RdmaContainer, by_name_note, class_kinds, rdma_containers
+from aks_gpu_inference.policies.rules._rule import Rule
 
 NAME = "rdma-capable-sku"
 PIN_HINT = f"set nodeSelector {AGENTPOOL_LABEL}: <rdma pool> (or a required node affinity {AGENTPOOL_LABEL} In [<rdma pools>])"

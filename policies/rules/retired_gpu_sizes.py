@@ -6,8 +6,8 @@ fails to create in most regions. Unknown sizes are skipped.
 
 from __future__ import annotations
 
-from policies.manifests import StackIndex, Violation, pools
-from policies.rules._rule import Rule
+from aks_gpu_inference.policies.manifests import StackIndex, Violation, pools
+from aks_gpu_inference.policies.rules._rule import Rule
 
 NAME = "retired-gpu-size"
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from components import GpuNodePoolArgs
-from components.azure import managed_gpu
-from components.core import catalog
-from components.core.catalog import GpuSku
-from components.core.labels import AGENTPOOL_LABEL
+from aks_gpu_inference.components import GpuNodePoolArgs
+from aks_gpu_inference.components.azure import managed_gpu
+from aks_gpu_inference.components.core import catalog
+from aks_gpu_inference.components.core.catalog import GpuSku
+from aks_gpu_inference.components.core.labels import AGENTPOOL_LABEL
 
 H100 = "Standard_ND96isr_H100_v5"
 H200 = "Standard_ND96isr_H200_v5"

@@ -12,13 +12,25 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
-from components._base import ComponentInputError, validate_args
-from components.gateway.ai_gateway import AiGateway
-from components.gateway.ai_gateway_args import AZURE_API_VERSION, AiGatewayArgs, GatewayBackend, GatewayRef, gateway_problems
-from components.gateway.ai_gateway_controllers import AIGW_CHART, AIGW_CRDS_CHART, EG_CHART, aigw_values, eg_values
-from components.gateway.ai_gateway_manifests import envoy_proxy_spec
-from planner.analyzer import analyze
-from planner.engine.values import kubernetes_object
+from aks_gpu_inference.components._base import ComponentInputError, validate_args
+from aks_gpu_inference.components.gateway.ai_gateway import AiGateway
+from aks_gpu_inference.components.gateway.ai_gateway_args import (
+    AZURE_API_VERSION,
+    AiGatewayArgs,
+    GatewayBackend,
+    GatewayRef,
+    gateway_problems,
+)
+from aks_gpu_inference.components.gateway.ai_gateway_controllers import (
+    AIGW_CHART,
+    AIGW_CRDS_CHART,
+    EG_CHART,
+    aigw_values,
+    eg_values,
+)
+from aks_gpu_inference.components.gateway.ai_gateway_manifests import envoy_proxy_spec
+from aks_gpu_inference.planner.analyzer import analyze
+from aks_gpu_inference.planner.engine.values import kubernetes_object
 from tests.conftest import cluster_context, of_type, one, refusal_message, run_components
 
 TENANT = "11111111-2222-3333-4444-555555555555"
@@ -718,7 +730,7 @@ def test_gateway_namespaces_enforce_restricted(default_build):
     ],
 )
 def test_a_registry_host_refusal_says_what_is_wrong_with_it(host, expected):
-    from components.core.images import registry_problem
+    from aks_gpu_inference.components.core.images import registry_problem
 
     assert expected in registry_problem(host)
     assert registry_problem("myacr.azurecr.io:5000") is None

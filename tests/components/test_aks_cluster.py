@@ -3,12 +3,12 @@ import base64
 import pytest
 import yaml
 
-from components import AksCluster, AksClusterArgs
-from components._base import ComponentInputError
-from components.azure.aks_cluster import AKS_RBAC_CLUSTER_ADMIN_ROLE, cluster_problems
-from components.azure.kubeconfig import kubeconfig_for_login
-from components.context import AzureScope
-from planner.engine.program import SECRET
+from aks_gpu_inference.components import AksCluster, AksClusterArgs
+from aks_gpu_inference.components._base import ComponentInputError
+from aks_gpu_inference.components.azure.aks_cluster import AKS_RBAC_CLUSTER_ADMIN_ROLE, cluster_problems
+from aks_gpu_inference.components.azure.kubeconfig import kubeconfig_for_login
+from aks_gpu_inference.components.context import AzureScope
+from aks_gpu_inference.planner.engine.program import SECRET
 from tests.conftest import of_type, one, registered_before_error, run_components
 
 

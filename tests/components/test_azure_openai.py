@@ -1,8 +1,8 @@
 import pulumi
 import pytest
 
-from components._base import ComponentInputError
-from components.azure.azure_openai import (
+from aks_gpu_inference.components._base import ComponentInputError
+from aks_gpu_inference.components.azure.azure_openai import (
     MODEL_PRICES,
     MODEL_VERSIONS,
     PRICES_SOURCE,
@@ -10,8 +10,8 @@ from components.azure.azure_openai import (
     OpenAIDeploymentArgs,
     deployment_problems,
 )
-from components.azure.workload_identity import BUILT_IN_ROLES, WorkloadIdentity
-from components.context import AzureScope
+from aks_gpu_inference.components.azure.workload_identity import BUILT_IN_ROLES, WorkloadIdentity
+from aks_gpu_inference.components.context import AzureScope
 from tests.azure_support import run_with_outputs
 from tests.conftest import ISSUER, cluster_context, of_type, one, refusal_message, run_components
 
@@ -152,7 +152,7 @@ def test_default_versions_are_in_the_lifecycle_table_and_the_recommended_one_is_
     """Before: the defaults were versions the issue reported retired; now each is dated in the table."""
     from datetime import date
 
-    from components.core import lifecycle
+    from aks_gpu_inference.components.core import lifecycle
 
     today = date(2026, 12, 1)
     for model, version in MODEL_VERSIONS.items():

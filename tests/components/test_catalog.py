@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components.core import catalog
+from aks_gpu_inference.components.core import catalog
 
 SKUS = catalog.skus()
 

@@ -17,12 +17,12 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from components.core import catalog
-from components.core.labels import GPU_DEVICE_CLASS, MIG_DEVICE_CLASS, NVIDIA_DRA_DRIVER, RDMA_DEVICE_CLASS
-from components.gpu.dra_manifests import mig_profile_cel, model_class_cel, model_class_name
-from components.gpu.rdma_network import DEVICE_CLASS_CEL
-from planner.claims import CHART_CLASSES, Selector, SimPool, cel_devices, node_slices
-from planner.engine.values import plain
+from aks_gpu_inference.components.core import catalog
+from aks_gpu_inference.components.core.labels import GPU_DEVICE_CLASS, MIG_DEVICE_CLASS, NVIDIA_DRA_DRIVER, RDMA_DEVICE_CLASS
+from aks_gpu_inference.components.gpu.dra_manifests import mig_profile_cel, model_class_cel, model_class_name
+from aks_gpu_inference.components.gpu.rdma_network import DEVICE_CLASS_CEL
+from aks_gpu_inference.planner.claims import CHART_CLASSES, Selector, SimPool, cel_devices, node_slices
+from aks_gpu_inference.planner.engine.values import plain
 from tests.conftest import planned_stack
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "resourceslices"

@@ -1,7 +1,7 @@
 import pytest
 
-from components.core.errors import ConfigError
-from components.stack.config import config_from_env, parse_stack_config
+from aks_gpu_inference.components.core.errors import ConfigError
+from aks_gpu_inference.components.stack.config import config_from_env, parse_stack_config
 from tests.conftest import stack_config
 
 

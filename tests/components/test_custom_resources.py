@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from components.serving.kaito_workspace import KaitoWorkspaceArgs
-from planner.engine.values import kubernetes_object
+from aks_gpu_inference.components.serving.kaito_workspace import KaitoWorkspaceArgs
+from aks_gpu_inference.planner.engine.values import kubernetes_object
 from tests.conftest import CUSTOM_RESOURCE_GROUPS, STACKS, is_custom_resource, planned_stack, run_stack, stack_config
 from tests.crd_check import check_gateway_references, crd_errors, custom_resources, pinned_crds
 

@@ -4,8 +4,8 @@ their taints, never privileged, and refused for pools whose driver AKS does not 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components import GpuNodePool, NvidiaDevicePlugin
-from components.gpu.device_plugin import daemonset_spec, device_plugin_problems
+from aks_gpu_inference.components import GpuNodePool, NvidiaDevicePlugin
+from aks_gpu_inference.components.gpu.device_plugin import daemonset_spec, device_plugin_problems
 from tests.components.gpu_pools import A100, H100, MI300X, pool_facts
 from tests.conftest import cluster_context, of_type, one, refusal_message, run_components
 

@@ -15,7 +15,7 @@ import pulumi
 import pytest
 import yaml
 
-from components import (
+from aks_gpu_inference.components import (
     AksCluster,
     DraDeviceClasses,
     GpuNodePool,
@@ -25,21 +25,21 @@ from components import (
     RdmaNetwork,
     WorkloadIdentity,
 )
-from components._base import ComponentInputError
-from components.azure.workload_identity import BUILT_IN_ROLES
-from components.context import AzureScope
-from components.core import catalog
-from components.training import CheckpointStore, DistributedTraining, TrainingWorkers, training_cost
-from components.training.distributed_training_args import DistributedTrainingArgs
-from components.training.ray_manifests import OPERATOR_REPO, operator_values
-from components.training.training_checks import distributed_training_problems
-from planner import claims, deploy
-from planner.analyzer import analyze
-from planner.engine.program import PlaceholderMocks, RecordingMonitor
-from planner.engine.values import kubernetes_object
-from planner.inputs.upstream import crds_dir, missing_reason, upstream_dir
-from planner.kube.crd_files import crd_index
-from planner.kube.crd_schema import validate_object
+from aks_gpu_inference.components._base import ComponentInputError
+from aks_gpu_inference.components.azure.workload_identity import BUILT_IN_ROLES
+from aks_gpu_inference.components.context import AzureScope
+from aks_gpu_inference.components.core import catalog
+from aks_gpu_inference.components.training import CheckpointStore, DistributedTraining, TrainingWorkers, training_cost
+from aks_gpu_inference.components.training.distributed_training_args import DistributedTrainingArgs
+from aks_gpu_inference.components.training.ray_manifests import OPERATOR_REPO, operator_values
+from aks_gpu_inference.components.training.training_checks import distributed_training_problems
+from aks_gpu_inference.planner import claims, deploy
+from aks_gpu_inference.planner.analyzer import analyze
+from aks_gpu_inference.planner.engine.program import PlaceholderMocks, RecordingMonitor
+from aks_gpu_inference.planner.engine.values import kubernetes_object
+from aks_gpu_inference.planner.inputs.upstream import crds_dir, missing_reason, upstream_dir
+from aks_gpu_inference.planner.kube.crd_files import crd_index
+from aks_gpu_inference.planner.kube.crd_schema import validate_object
 from tests.components.gpu_pools import A100, H100, pool_facts
 from tests.conftest import expand_charts, one, render_pinned, run_components
 

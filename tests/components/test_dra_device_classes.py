@@ -5,10 +5,16 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
-from components import DraDeviceClasses, DraDeviceClassesArgs, GpuNodePool
-from components.core import catalog
-from components.gpu.dra_device_classes_args import dra_device_classes_problems
-from components.gpu.dra_manifests import count_claim, dra_driver_values, full_node_claim, gpu_operator_values, mig_claim
+from aks_gpu_inference.components import DraDeviceClasses, DraDeviceClassesArgs, GpuNodePool
+from aks_gpu_inference.components.core import catalog
+from aks_gpu_inference.components.gpu.dra_device_classes_args import dra_device_classes_problems
+from aks_gpu_inference.components.gpu.dra_manifests import (
+    count_claim,
+    dra_driver_values,
+    full_node_claim,
+    gpu_operator_values,
+    mig_claim,
+)
 from tests.components.gpu_pools import pool_facts
 from tests.conftest import cluster_context, of_type, one, refusal_message, run_components
 

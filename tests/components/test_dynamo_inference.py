@@ -13,14 +13,19 @@ import pulumi_kubernetes as k8s
 import pytest
 import yaml
 
-from components import DynamoInference, GpuNodePool, RdmaNetwork
-from components._base import ComponentInputError
-from components.gpu.pod_contract import RdmaPodSpec
-from components.serving import DynamoInferenceArgs, DynamoPlacement, DynamoSecrets
-from components.serving.dynamo_manifests import CHART_REPO, OPERATOR_IMAGE, dynamo_inference_problems, graph_deployment
-from planner.inputs.upstream import crds_dir
-from planner.kube.crd_files import parse_crd
-from planner.kube.crd_schema import validate
+from aks_gpu_inference.components import DynamoInference, GpuNodePool, RdmaNetwork
+from aks_gpu_inference.components._base import ComponentInputError
+from aks_gpu_inference.components.gpu.pod_contract import RdmaPodSpec
+from aks_gpu_inference.components.serving import DynamoInferenceArgs, DynamoPlacement, DynamoSecrets
+from aks_gpu_inference.components.serving.dynamo_manifests import (
+    CHART_REPO,
+    OPERATOR_IMAGE,
+    dynamo_inference_problems,
+    graph_deployment,
+)
+from aks_gpu_inference.planner.inputs.upstream import crds_dir
+from aks_gpu_inference.planner.kube.crd_files import parse_crd
+from aks_gpu_inference.planner.kube.crd_schema import validate
 from tests.components.gpu_pools import H100, MI300X, pool_facts
 from tests.conftest import cluster_context, one, registered_before_error, run_components
 
@@ -268,7 +273,7 @@ def test_the_policy_pack_reads_the_graph_and_finds_nothing_mandatory(built):
     rendered graph passes the mandatory rules, and a privileged worker is caught."""
     import copy
 
-    from planner.analyzer import analyze
+    from aks_gpu_inference.planner.analyzer import analyze
 
     run, _ = built
     assert [v for v in analyze(run) if v.mandatory] == []

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from components.gpu.gate_jobs import GATES, SCRIPTS
+from aks_gpu_inference.components.gpu.gate_jobs import GATES, SCRIPTS
 
 BASH = shutil.which("bash")
 # The real tools the scripts use besides the fakes; nothing else from the host PATH is visible.

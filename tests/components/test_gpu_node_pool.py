@@ -1,9 +1,9 @@
 import pytest
 
-from components import GpuNodePool, GpuNodePoolArgs
-from components._base import ComponentInputError
-from components.azure.gpu_node_pool_args import pool_problems
-from components.core.labels import SPOT_TAINT
+from aks_gpu_inference.components import GpuNodePool, GpuNodePoolArgs
+from aks_gpu_inference.components._base import ComponentInputError
+from aks_gpu_inference.components.azure.gpu_node_pool_args import pool_problems
+from aks_gpu_inference.components.core.labels import SPOT_TAINT
 from tests.conftest import cluster_context, of_type, one, registered_before_error, run_components
 
 BASE = {"name": "gpua100", "vm_size": "Standard_NC24ads_A100_v4"}

@@ -8,7 +8,7 @@ import re
 import pulumi
 import pytest
 
-from components.azure.grafana import (
+from aks_gpu_inference.components.azure.grafana import (
     DASHBOARD_PATH,
     GRAFANA_ROLES,
     ManagedGrafana,
@@ -17,9 +17,9 @@ from components.azure.grafana import (
     grafana_problems,
     principal_id_of,
 )
-from components.azure.monitoring import ManagedPrometheus
-from components.context import AzureScope
-from planner.engine.program import PlaceholderMocks, RecordingMonitor
+from aks_gpu_inference.components.azure.monitoring import ManagedPrometheus
+from aks_gpu_inference.components.context import AzureScope
+from aks_gpu_inference.planner.engine.program import PlaceholderMocks, RecordingMonitor
 from tests.conftest import REPO, cluster_context, of_type, one, refusal_message, run_components
 from tests.dashboard_metrics import ALLOWED, VLLM_METRICS, metric_names
 

@@ -5,17 +5,17 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
-from components._base import ComponentInputError, raise_problems, validate_args
-from components.serving.kaito_workspace import (
+from aks_gpu_inference.components._base import ComponentInputError, raise_problems, validate_args
+from aks_gpu_inference.components.serving.kaito_workspace import (
     GATED_PRESETS,
     PRESETS,
     KaitoWorkspace,
     KaitoWorkspaceArgs,
     kaito_workspace_problems,
 )
-from planner.analyzer import analyze
-from planner.engine.program import PlaceholderMocks, RecordingMonitor
-from planner.engine.values import kubernetes_object
+from aks_gpu_inference.planner.analyzer import analyze
+from aks_gpu_inference.planner.engine.program import PlaceholderMocks, RecordingMonitor
+from aks_gpu_inference.planner.engine.values import kubernetes_object
 from tests.conftest import cluster_context, of_type, one, registered_before_error, run_components
 
 A100 = "Standard_NC24ads_A100_v4"

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from components.core import catalog, lifecycle
+from aks_gpu_inference.components.core import catalog, lifecycle
 
 TABLE = json.loads((Path(lifecycle.__file__).with_name("lifecycle.json")).read_text())
 DEC_1 = date(2026, 12, 1)

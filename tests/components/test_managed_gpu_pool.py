@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from components import GpuNodePool, GpuNodePoolArgs
-from components._base import ComponentInputError
-from components.azure import managed_gpu
+from aks_gpu_inference.components import GpuNodePool, GpuNodePoolArgs
+from aks_gpu_inference.components._base import ComponentInputError
+from aks_gpu_inference.components.azure import managed_gpu
 from tests.conftest import cluster_context, one, registered_before_error, run_components
 
 T4 = {"name": "t4", "vm_size": "Standard_NC4as_T4_v3", "count": 2}
@@ -81,8 +81,8 @@ def test_a_refused_managed_pool_creates_nothing():
 
 
 def test_the_project_does_not_run_its_own_device_plugin_or_dra_driver_on_a_managed_pool():
-    from components.gpu.device_plugin import device_plugin_problems
-    from components.gpu.dra_device_classes_args import DraDeviceClassesArgs, dra_device_classes_problems
+    from aks_gpu_inference.components.gpu.device_plugin import device_plugin_problems
+    from aks_gpu_inference.components.gpu.dra_device_classes_args import DraDeviceClassesArgs, dra_device_classes_problems
     from tests.components.gpu_pools import pool_facts
 
     managed = pool_facts("t4", "Standard_NC4as_T4_v3", gpu_management="managed", count=1)

@@ -3,10 +3,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components._base import ComponentInputError
-from components.azure.model_store import ModelStore, ModelStoreArgs, store_problems
-from components.azure.workload_identity import BUILT_IN_ROLES, WorkloadIdentity
-from components.context import AzureScope
+from aks_gpu_inference.components._base import ComponentInputError
+from aks_gpu_inference.components.azure.model_store import ModelStore, ModelStoreArgs, store_problems
+from aks_gpu_inference.components.azure.workload_identity import BUILT_IN_ROLES, WorkloadIdentity
+from aks_gpu_inference.components.context import AzureScope
 from tests.azure_support import run_with_outputs
 from tests.conftest import ISSUER, cluster_context, of_type, one, registered_before_error, run_components
 

@@ -27,9 +27,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from components.core import catalog, models
-from components.core.errors import validation_problems
-from components.core.models import GIB, ModelFactsArgs, fit, fit_on_memory, fit_options, get_model
+from aks_gpu_inference.components.core import catalog, models
+from aks_gpu_inference.components.core.errors import validation_problems
+from aks_gpu_inference.components.core.models import GIB, ModelFactsArgs, fit, fit_on_memory, fit_options, get_model
 
 MODELS = models.models()
 LLAMA_8B = "meta-llama/Llama-3.1-8B-Instruct"
@@ -272,7 +272,7 @@ def test_the_bench_runs_and_reports_every_point(capsys):
 
 
 def test_the_overhead_models_the_vllm_release_vllm_service_pins():
-    from components.serving.vllm_service_args import VllmServiceArgs
+    from aks_gpu_inference.components.serving.vllm_service_args import VllmServiceArgs
 
     assert VllmServiceArgs.model_fields["image"].default == f"vllm/vllm-openai:v{models.PINNED_VLLM_VERSION}"
     pinned = models.release(models.PINNED_VLLM_VERSION)
@@ -615,8 +615,8 @@ def test_a_services_own_max_num_seqs_sizes_its_profile_run():
     """Before: VllmService's fit used vLLM's default batch even when the service set --max-num-seqs."""
     from types import SimpleNamespace
 
-    from components.serving.vllm_checks import service_fit
-    from components.serving.vllm_service_args import VllmServiceArgs
+    from aks_gpu_inference.components.serving.vllm_checks import service_fit
+    from aks_gpu_inference.components.serving.vllm_service_args import VllmServiceArgs
 
     pool = SimpleNamespace(sku=catalog.get_sku("Standard_NC40ads_H100_v5"), mig_profile=None)
     base = {"name": "llama", "model": "meta-llama/Llama-3.1-8B-Instruct", "max_model_len": 8192}

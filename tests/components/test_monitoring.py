@@ -5,16 +5,16 @@ input it refuses before creating anything."""
 import pulumi
 import pytest
 
-from components._base import ComponentInputError
-from components.azure.monitoring import (
+from aks_gpu_inference.components._base import ComponentInputError
+from aks_gpu_inference.components.azure.monitoring import (
     ASSOCIATION_NAME,
     ManagedPrometheus,
     ManagedPrometheusArgs,
     prometheus_problems,
     query_endpoint_of,
 )
-from planner.analyzer import analyze
-from planner.engine.program import PlaceholderMocks, RecordingMonitor
+from aks_gpu_inference.planner.analyzer import analyze
+from aks_gpu_inference.planner.engine.program import PlaceholderMocks, RecordingMonitor
 from tests.conftest import cluster_context, of_type, one, registered_before_error, run_components
 
 CLUSTER_ID = "/subscriptions/0000/resourceGroups/rg-test/providers/Microsoft.ContainerService/managedClusters/aks-test"

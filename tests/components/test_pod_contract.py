@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components import RdmaPodSpec
-from components.gpu.pod_contract import RDMA_CAPABILITY, RDMA_ENV
+from aks_gpu_inference.components import RdmaPodSpec
+from aks_gpu_inference.components.gpu.pod_contract import RDMA_CAPABILITY, RDMA_ENV
 
 SKU_GPU = {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}
 NVIDIA_GPU = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}

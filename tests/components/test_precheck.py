@@ -9,9 +9,9 @@ import runpy
 
 import pytest
 
-from components.core.errors import ConfigError
-from planner.engine import program as engine
-from planner.inputs.stackfile import add_secret_placeholders
+from aks_gpu_inference.components.core.errors import ConfigError
+from aks_gpu_inference.planner.engine import program as engine
+from aks_gpu_inference.planner.inputs.stackfile import add_secret_placeholders
 from tests.conftest import REPO, stack_config
 
 PROJECT = "aks-gpu-inference"

@@ -7,11 +7,11 @@ import kubernetes_validate
 import pulumi_kubernetes as k8s
 import pytest
 
-from components import DraDeviceClasses, GpuNodePool, QualificationGates, QualificationGatesArgs, RdmaNetwork
-from components.gpu.gate_jobs import GATES, SCRIPTS, GatePlan
-from components.gpu.pod_contract import RdmaPodSpec
-from components.gpu.qualification_gates import qualification_gates_problems
-from planner.engine.values import kubernetes_object
+from aks_gpu_inference.components import DraDeviceClasses, GpuNodePool, QualificationGates, QualificationGatesArgs, RdmaNetwork
+from aks_gpu_inference.components.gpu.gate_jobs import GATES, SCRIPTS, GatePlan
+from aks_gpu_inference.components.gpu.pod_contract import RdmaPodSpec
+from aks_gpu_inference.components.gpu.qualification_gates import qualification_gates_problems
+from aks_gpu_inference.planner.engine.values import kubernetes_object
 from tests.components.gpu_pools import pool_facts
 from tests.conftest import (
     cluster_context,

@@ -5,11 +5,11 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
-from components import AksCluster, GpuNodePool, RdmaNetwork, RdmaNetworkArgs
-from components.context import AzureScope
-from components.gpu.dra_api import kubernetes_version_problems
-from components.gpu.pod_contract import RDMA_ENV
-from components.gpu.rdma_network import dranet_values, rdma_network_problems
+from aks_gpu_inference.components import AksCluster, GpuNodePool, RdmaNetwork, RdmaNetworkArgs
+from aks_gpu_inference.components.context import AzureScope
+from aks_gpu_inference.components.gpu.dra_api import kubernetes_version_problems
+from aks_gpu_inference.components.gpu.pod_contract import RDMA_ENV
+from aks_gpu_inference.components.gpu.rdma_network import dranet_values, rdma_network_problems
 from tests.components.gpu_pools import pool_facts
 from tests.conftest import cluster_context, of_type, one, refusal_message, run_components
 

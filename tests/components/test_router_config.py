@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from components.gateway.router_config import (
+from aks_gpu_inference.components.gateway.router_config import (
     MMLU_CATEGORIES,
     RouterConfigArgs,
     RouterDecision,
@@ -20,7 +20,7 @@ from components.gateway.router_config import (
     default_decisions,
     self_hosted_cost_per_million,
 )
-from components.gateway.router_render import render
+from aks_gpu_inference.components.gateway.router_render import render
 from tests.router_rules import route
 
 CHEAP = "self-hosted-llama-8b"

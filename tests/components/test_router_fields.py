@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.gateway.router_fields import load, unknown_fields
-from planner.inputs.upstream import missing_reason, upstream_dir
+from aks_gpu_inference.components.gateway.router_fields import load, unknown_fields
+from aks_gpu_inference.planner.inputs.upstream import missing_reason, upstream_dir
 
 REPO = Path(__file__).resolve().parents[2]
 TABLE = REPO / "components" / "gateway" / "router_fields" / "v0.3.0.json"

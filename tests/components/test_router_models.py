@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from components.gateway.router_models import DEFAULT_PREFIX, SCRIPTS
-from planner.engine.values import kubernetes_object
+from aks_gpu_inference.components.gateway.router_models import DEFAULT_PREFIX, SCRIPTS
+from aks_gpu_inference.planner.engine.values import kubernetes_object
 from tests.conftest import planned_stack, run_stack, stack_config
 
 

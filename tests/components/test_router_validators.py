@@ -9,7 +9,7 @@ from cli.models import UserConfig
 from cli.parser import _deprecated_config_fields
 from cli.validator import validate_user_config
 
-from components.gateway.router_config import (
+from aks_gpu_inference.components.gateway.router_config import (
     RouterConfigArgs,
     RouterGuards,
     RouterModel,
@@ -18,10 +18,10 @@ from components.gateway.router_config import (
     default_decisions,
     required_models,
 )
-from components.gateway.router_fields import unknown_fields
-from components.gateway.router_render import render
-from planner.deploy.router import chart_defaults, effective_config, helm_merge
-from planner.inputs.upstream import missing_reason, upstream_dir
+from aks_gpu_inference.components.gateway.router_fields import unknown_fields
+from aks_gpu_inference.components.gateway.router_render import render
+from aks_gpu_inference.planner.deploy.router import chart_defaults, effective_config, helm_merge
+from aks_gpu_inference.planner.inputs.upstream import missing_reason, upstream_dir
 
 MODELS = [
     RouterModel(name="llama-8b", kind="self-hosted", endpoint="llama-8b.gpu-inference.svc.cluster.local:8000"),

@@ -4,11 +4,11 @@ import kubernetes_validate
 import pulumi_kubernetes as k8s
 import pytest
 
-from components.gateway import router_config, router_render
-from components.gateway.ai_gateway_args import GatewayRef
-from components.gateway.router_models import RouterModels
-from components.gateway.semantic_router import NAMESPACE, SemanticRouter, router_problems
-from planner.engine.values import kubernetes_object
+from aks_gpu_inference.components.gateway import router_config, router_render
+from aks_gpu_inference.components.gateway.ai_gateway_args import GatewayRef
+from aks_gpu_inference.components.gateway.router_models import RouterModels
+from aks_gpu_inference.components.gateway.semantic_router import NAMESPACE, SemanticRouter, router_problems
+from aks_gpu_inference.planner.engine.values import kubernetes_object
 from tests.conftest import cluster_context, of_type, one, refusal_message, run_components
 
 ARGS = {

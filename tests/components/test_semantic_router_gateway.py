@@ -9,13 +9,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from components._base import ComponentInputError
-from components.azure.grafana import DASHBOARD_PATH
-from components.azure.workload_identity import BUILT_IN_ROLES
-from components.core.errors import ConfigError
-from components.gateway import router_config, router_render
-from components.gateway.semantic_router_gateway import SemanticRouterGateway
-from components.gateway.semantic_router_gateway_args import (
+from aks_gpu_inference.components._base import ComponentInputError
+from aks_gpu_inference.components.azure.grafana import DASHBOARD_PATH
+from aks_gpu_inference.components.azure.workload_identity import BUILT_IN_ROLES
+from aks_gpu_inference.components.core.errors import ConfigError
+from aks_gpu_inference.components.gateway import router_config, router_render
+from aks_gpu_inference.components.gateway.semantic_router_gateway import SemanticRouterGateway
+from aks_gpu_inference.components.gateway.semantic_router_gateway_args import (
     GatewaySecrets,
     SemanticRouterGatewayArgs,
     SharedServices,
@@ -23,8 +23,8 @@ from components.gateway.semantic_router_gateway_args import (
     router_config_args,
     semantic_router_gateway_problems,
 )
-from components.stack.config import parse_stack_config
-from planner.engine.values import kubernetes_object
+from aks_gpu_inference.components.stack.config import parse_stack_config
+from aks_gpu_inference.planner.engine.values import kubernetes_object
 from tests.conftest import (
     PROJECT,
     REPO,

@@ -12,10 +12,15 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
-from components._base import ComponentInputError, validate_args
-from components.azure.workload_identity import WorkloadIdentity
-from components.gateway.token_refresher import SCRIPT, EntraTokenRefresher, EntraTokenRefresherArgs, refresher_problems
-from planner.engine.values import kubernetes_object
+from aks_gpu_inference.components._base import ComponentInputError, validate_args
+from aks_gpu_inference.components.azure.workload_identity import WorkloadIdentity
+from aks_gpu_inference.components.gateway.token_refresher import (
+    SCRIPT,
+    EntraTokenRefresher,
+    EntraTokenRefresherArgs,
+    refresher_problems,
+)
+from aks_gpu_inference.planner.engine.values import kubernetes_object
 from tests.conftest import cluster_context, of_type, refusal_message, run_components
 
 

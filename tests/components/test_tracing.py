@@ -6,11 +6,11 @@ import pulumi_kubernetes as k8s
 import pytest
 import yaml
 
-from components._base import ComponentInputError, validate_args
-from components.azure.workload_identity import WorkloadIdentity
-from components.gateway.token_refresher import EntraTokenRefresher
-from components.gateway.tracing import OTLP_PORT, TraceCollector, TraceCollectorArgs
-from planner.engine.values import kubernetes_object
+from aks_gpu_inference.components._base import ComponentInputError, validate_args
+from aks_gpu_inference.components.azure.workload_identity import WorkloadIdentity
+from aks_gpu_inference.components.gateway.token_refresher import EntraTokenRefresher
+from aks_gpu_inference.components.gateway.tracing import OTLP_PORT, TraceCollector, TraceCollectorArgs
+from aks_gpu_inference.planner.engine.values import kubernetes_object
 from tests.conftest import cluster_context, of_type, one, refusal_message, run_components
 
 

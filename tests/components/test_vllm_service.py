@@ -17,7 +17,7 @@ import pulumi_kubernetes as k8s
 import pytest
 import yaml
 
-from components import (
+from aks_gpu_inference.components import (
     AzureServices,
     DraDeviceClasses,
     DraDeviceClassesArgs,
@@ -31,16 +31,16 @@ from components import (
     VllmService,
     VllmServiceArgs,
 )
-from components._base import ComponentInputError, raise_problems, validate_args
-from components.azure.model_store import ModelStore
-from components.azure.workload_identity import BUILT_IN_ROLES, WorkloadIdentity
-from components.core import models
-from components.core.labels import is_mig_resource
-from components.serving.vllm_checks import vllm_service_problems
-from components.serving.vllm_disaggregation import INFERENCEPOOL_CHART
-from components.serving.vllm_manifests import BLOB_STREAM_GBPS, HUB_GBPS, WARMUP_SECONDS, dra_template
-from planner.analyzer import analyze
-from planner.engine.values import kubernetes_object
+from aks_gpu_inference.components._base import ComponentInputError, raise_problems, validate_args
+from aks_gpu_inference.components.azure.model_store import ModelStore
+from aks_gpu_inference.components.azure.workload_identity import BUILT_IN_ROLES, WorkloadIdentity
+from aks_gpu_inference.components.core import models
+from aks_gpu_inference.components.core.labels import is_mig_resource
+from aks_gpu_inference.components.serving.vllm_checks import vllm_service_problems
+from aks_gpu_inference.components.serving.vllm_disaggregation import INFERENCEPOOL_CHART
+from aks_gpu_inference.components.serving.vllm_manifests import BLOB_STREAM_GBPS, HUB_GBPS, WARMUP_SECONDS, dra_template
+from aks_gpu_inference.planner.analyzer import analyze
+from aks_gpu_inference.planner.engine.values import kubernetes_object
 from tests.conftest import (
     cluster_context,
     of_type,

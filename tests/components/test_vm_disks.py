@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from components.core import catalog, vm_disks
+from aks_gpu_inference.components.core import catalog, vm_disks
 
 TABLE = json.loads((Path(vm_disks.__file__).with_name("vm_disks.json")).read_text())
 GENERAL = [

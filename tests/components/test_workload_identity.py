@@ -1,16 +1,16 @@
 import pulumi
 import pytest
 
-from components import AksCluster
-from components._base import ComponentInputError
-from components.azure.workload_identity import (
+from aks_gpu_inference.components import AksCluster
+from aks_gpu_inference.components._base import ComponentInputError
+from aks_gpu_inference.components.azure.workload_identity import (
     BUILT_IN_ROLES,
     WorkloadIdentity,
     grant_problems,
     role_definition_guid,
     role_definition_id,
 )
-from components.context import AzureScope
+from aks_gpu_inference.components.context import AzureScope
 from tests.azure_support import run_with_outputs
 from tests.conftest import ISSUER, cluster_context, of_type, one, registered_before_error, run_components
 

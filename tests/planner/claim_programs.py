@@ -8,8 +8,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_azure_native import containerservice
 
-from components.core.labels import GPU_TAINT, POOL_ANNOTATION
-from components.gpu.rdma_network import DEVICE_CLASS, DEVICE_CLASS_CEL
+from aks_gpu_inference.components.core.labels import GPU_TAINT, POOL_ANNOTATION
+from aks_gpu_inference.components.gpu.rdma_network import DEVICE_CLASS, DEVICE_CLASS_CEL
 
 H100, ND_A100, NC = "Standard_ND96isr_H100_v5", "Standard_ND96asr_v4", "Standard_NC24ads_A100_v4"
 H100_PRODUCT = "NVIDIA H100 80GB HBM3"

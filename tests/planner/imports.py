@@ -7,13 +7,20 @@ import ast
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+NAMESPACE = "aks_gpu_inference."
+"""The installed import name of the repo's packages; module names here are written without it (``planner.cli``)."""
+
+
+def short(module: str) -> str:
+    """``aks_gpu_inference.planner.cli`` -> ``planner.cli``: modules named as the repo's folders hold them."""
+    return module.removeprefix(NAMESPACE)
 
 
 def component_imports(package: str) -> dict[str, set[str]]:
     """``components`` module -> the files of ``package`` (``planner``, ``policies``) that import it.
 
-    ``from components.gateway import router_fields`` counts as ``components.gateway.router_fields``, the
-    module it binds; ``from components.core.labels import GPU_TAINT`` as ``components.core.labels``."""
+    ``from aks_gpu_inference.components.gateway import router_fields`` counts as ``components.gateway.router_fields``, the
+    module it binds; ``from aks_gpu_inference.components.core.labels import GPU_TAINT`` as ``components.core.labels``."""
     found: dict[str, set[str]] = {}
     for path in sorted((REPO / package).rglob("*.py")):
         where = str(path.relative_to(REPO))
@@ -26,11 +33,12 @@ def component_imports(package: str) -> dict[str, set[str]]:
 
 def _imported(node: ast.AST) -> list[str]:
     if isinstance(node, ast.Import):
-        return [alias.name for alias in node.names]
+        return [short(alias.name) for alias in node.names]
     if not isinstance(node, ast.ImportFrom) or node.level or not node.module:
         return []
-    submodules = [f"{node.module}.{alias.name}" for alias in node.names if _is_module(f"{node.module}.{alias.name}")]
-    return submodules or [node.module]
+    module = short(node.module)
+    submodules = [f"{module}.{alias.name}" for alias in node.names if _is_module(f"{module}.{alias.name}")]
+    return submodules or [module]
 
 
 def _is_module(name: str) -> bool:
@@ -57,10 +65,10 @@ def _modules(*packages: str) -> dict[str, tuple[Path, bool]]:
 def _named(node: ast.AST, name: str, is_package: bool, modules: dict) -> list[str]:
     """What an import statement in module ``name`` names: modules where they are modules, else the module."""
     if isinstance(node, ast.Import):
-        return [alias.name for alias in node.names]
+        return [short(alias.name) for alias in node.names]
     if not isinstance(node, ast.ImportFrom):
         return []
-    base = node.module or ""
+    base = short(node.module or "")
     if node.level:
         here = name.split(".") if is_package else name.split(".")[:-1]
         base = ".".join([*here[: len(here) - node.level + 1], *([node.module] if node.module else [])])

@@ -17,12 +17,12 @@ import pulumi_kubernetes as k8s
 import pytest
 import yaml
 
-from planner import claims, deploy
-from planner.charts import ChartRef, ChartSources, expand, render_chart
-from planner.charts.archive import ChartArchive, first_document
-from planner.charts.sources import PullError
-from planner.deploy.crds import BUILT_IN_GROUPS
-from planner.engine.program import Registered
+from aks_gpu_inference.planner import claims, deploy
+from aks_gpu_inference.planner.charts import ChartRef, ChartSources, expand, render_chart
+from aks_gpu_inference.planner.charts.archive import ChartArchive, first_document
+from aks_gpu_inference.planner.charts.sources import PullError
+from aks_gpu_inference.planner.deploy.crds import BUILT_IN_GROUPS
+from aks_gpu_inference.planner.engine.program import Registered
 from tests.conftest import (
     PROJECT,
     STACKS,
@@ -122,7 +122,7 @@ def test_release_name_is_the_resource_name_unless_set_and_objects_land_in_the_re
 
 
 def test_the_namespace_defaults_to_the_providers_then_default():
-    from planner.charts.expand import release_namespace
+    from aks_gpu_inference.planner.charts.expand import release_namespace
 
     provider = f"urn:pulumi:test::{PROJECT}::pulumi:providers:kubernetes::k"
     chart = Registered("urn:c", "kubernetes:helm.sh/v4:Chart", "c", None, True, {}, {"provider": f"{provider}::id-1"})
@@ -298,7 +298,7 @@ for path, text in sorted(rendered.items()):
 def test_a_helm_binary_on_the_path_is_used_and_its_stream_read(tmp_path, monkeypatch):
     import sys
 
-    from planner.charts import helm
+    from aks_gpu_inference.planner.charts import helm
 
     fake = tmp_path / "bin" / "helm"
     fake.parent.mkdir()

@@ -13,12 +13,12 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
-from components.gpu.dra_device_classes import GPU_CLASS, MIG_CLASS, mig_profile_cel, model_class_cel
-from components.gpu.rdma_network import DEVICE_CLASS, DEVICE_CLASS_CEL
-from planner import claims
-from planner.cli import main
-from planner.engine import program as engine
-from planner.engine.program import run_function
+from aks_gpu_inference.components.gpu.dra_device_classes import GPU_CLASS, MIG_CLASS, mig_profile_cel, model_class_cel
+from aks_gpu_inference.components.gpu.rdma_network import DEVICE_CLASS, DEVICE_CLASS_CEL
+from aks_gpu_inference.planner import claims
+from aks_gpu_inference.planner.cli import main
+from aks_gpu_inference.planner.engine import program as engine
+from aks_gpu_inference.planner.engine.program import run_function
 from tests.conftest import PROJECT, REPO
 
 from .claim_programs import (

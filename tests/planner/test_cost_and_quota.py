@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from components.core import catalog
-from planner.azure import quota as demand
-from planner.report import sections
+from aks_gpu_inference.components.core import catalog
+from aks_gpu_inference.planner.azure import quota as demand
+from aks_gpu_inference.planner.report import sections
 from tests.conftest import STACKS, planned_stack
 from tests.planner.test_request_path import planned
 

@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 import yaml
 
-from planner.cli import main
-from planner.engine.values import kubernetes_object
-from planner.inputs import upstream
-from planner.kube.crd_cel import CelEngine
-from planner.kube.crd_files import CRDIndex, crd_index, load_crd, parse_crd
-from planner.kube.crd_schema import ValidationResult, validate, validate_object
+from aks_gpu_inference.planner.cli import main
+from aks_gpu_inference.planner.engine.values import kubernetes_object
+from aks_gpu_inference.planner.inputs import upstream
+from aks_gpu_inference.planner.kube.crd_cel import CelEngine
+from aks_gpu_inference.planner.kube.crd_files import CRDIndex, crd_index, load_crd, parse_crd
+from aks_gpu_inference.planner.kube.crd_schema import ValidationResult, validate, validate_object
 from tests.conftest import CUSTOM_RESOURCE_GROUPS, REPO, run_stack, stack_config
 
 GROUP = "example.com"

@@ -9,10 +9,10 @@ import pulumi_kubernetes as k8s
 import pytest
 from pulumi_azure_native import containerservice
 
-from planner import claims, deploy
-from planner.cli import main
-from planner.engine.program import Registered
-from planner.inputs.upstream import missing_reason, upstream_dir
+from aks_gpu_inference.planner import claims, deploy
+from aks_gpu_inference.planner.cli import main
+from aks_gpu_inference.planner.engine.program import Registered
+from aks_gpu_inference.planner.inputs.upstream import missing_reason, upstream_dir
 from tests.conftest import REPO, STACKS, expand_charts, planned_stack, run_components, run_stack, stack_config
 
 AS_OF = date(2026, 12, 1)
@@ -110,7 +110,7 @@ def test_the_inference_extension_crds_come_from_the_release_manifest_and_the_poo
 
 
 def test_a_manifest_not_at_hand_offline_is_named():
-    from planner.charts.config_files import render_config_file
+    from aks_gpu_inference.planner.charts.config_files import render_config_file
 
     urn = "urn:pulumi:test::aks-gpu-inference::kubernetes:yaml/v2:ConfigFile::x"
     record = Registered(urn, "kubernetes:yaml/v2:ConfigFile", "x", None, False, {"file": "https://example.invalid/v9/a.yaml"})
@@ -246,7 +246,7 @@ def test_the_plan_prints_deployability_and_exits_1_on_blockers(tmp_path, capsys)
 
 
 def test_component_refuses_an_ephemeral_disk_that_cannot_fit():
-    from components.azure.gpu_node_pool import GpuNodePoolArgs
+    from aks_gpu_inference.components.azure.gpu_node_pool import GpuNodePoolArgs
 
     with pytest.raises(
         Exception, match="os_disk_size_gb=128: an ephemeral OS disk on Standard_NC24ads_A100_v4 lives on its 64 GiB"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from planner.deploy.filter_chain import (
+from aks_gpu_inference.planner.deploy.filter_chain import (
     AIGW_EXT_PROC,
     HttpFilter,
     describe,

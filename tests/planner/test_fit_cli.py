@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from components.core import catalog, models
-from components.core.models import fit_options
-from planner.cli import main
+from aks_gpu_inference.components.core import catalog, models
+from aks_gpu_inference.components.core.models import fit_options
+from aks_gpu_inference.planner.cli import main
 from tests.conftest import REPO
 
 LLAMA_8B = "meta-llama/Llama-3.1-8B-Instruct"
@@ -169,7 +169,7 @@ def test_console_script_exit_codes():
 
 def test_fit_never_imports_pulumi():
     result = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "planner", "fit", LLAMA_8B, "--format", "json"],
+        [sys.executable, "-X", "importtime", "-m", "aks_gpu_inference.planner", "fit", LLAMA_8B, "--format", "json"],
         capture_output=True,
         text=True,
         cwd=REPO,
@@ -177,5 +177,7 @@ def test_fit_never_imports_pulumi():
     )
     assert result.returncode == 0, result.stderr
     modules = [m[1].strip() for m in re.finditer(r"^import time:[^|]*\|[^|]*\|(.*)$", result.stderr, re.MULTILINE)]
-    assert "components.core.models" in modules and "planner.fit" in modules, "importtime output was parsed"
+    assert "aks_gpu_inference.components.core.models" in modules and "aks_gpu_inference.planner.fit" in modules, (
+        "importtime output was parsed"
+    )
     assert not [m for m in modules if m.startswith("pulumi")]

@@ -26,7 +26,7 @@ def test_the_allow_list_is_used():
 CEL_FREE = """
 import sys
 from pathlib import Path
-from planner import scan
+from aks_gpu_inference.planner import scan
 report = scan.run([str(Path("tests/fixtures/scan_mixed/good.yaml"))])
 assert report.located and not any(item.resource.type.endswith(":DeviceClass") for item in report.located)
 print(sorted(m for m in ("celpy", "lark") if m in sys.modules))
@@ -40,7 +40,7 @@ def test_a_scan_without_cel_does_not_load_cel_python():
 
 
 def test_the_allowed_modules_are_pulumi_free():
-    code = f"import importlib, sys\nfor m in {sorted(ALLOWED)!r}: importlib.import_module(m)\nprint(sorted(m for m in sys.modules if m.split('.')[0] == 'pulumi'))"
+    code = f"import importlib, sys\nfor m in {sorted(ALLOWED)!r}: importlib.import_module('aks_gpu_inference.' + m)\nprint(sorted(m for m in sys.modules if m.split('.')[0] == 'pulumi'))"
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
 

@@ -9,8 +9,8 @@ import copy
 
 import yaml
 
-from planner.deploy import request_path
-from planner.inputs.upstream import upstream_dir
+from aks_gpu_inference.planner.deploy import request_path
+from aks_gpu_inference.planner.inputs.upstream import upstream_dir
 from tests.conftest import planned_stack
 from tests.planner.test_request_path import blockers, planned
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from components.core.errors import ConfigError
-from planner.cli import main
-from planner.report.outdir import MARKER, STALE, PlanOutput
+from aks_gpu_inference.components.core.errors import ConfigError
+from aks_gpu_inference.planner.cli import main
+from aks_gpu_inference.planner.report.outdir import MARKER, STALE, PlanOutput
 from tests.conftest import REPO
 
 

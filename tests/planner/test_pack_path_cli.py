@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from planner import pack_path
-from planner.cli import main
+from aks_gpu_inference.planner import pack_path
+from aks_gpu_inference.planner.cli import main
 from tests.conftest import REPO
 
 INSTALLED_MANIFEST = "runtime:\n  name: python\n  options:\n    toolchain: pip\n"
@@ -70,7 +70,7 @@ def test_help(capsys):
 
 def test_the_command_imports_neither_pulumi_nor_the_pack():
     result = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "planner", "policy-pack-path"],
+        [sys.executable, "-X", "importtime", "-m", "aks_gpu_inference.planner", "policy-pack-path"],
         capture_output=True,
         text=True,
         cwd=REPO,
@@ -78,6 +78,9 @@ def test_the_command_imports_neither_pulumi_nor_the_pack():
     )
     assert result.returncode == 0, result.stderr
     modules = [m[1].strip() for m in re.finditer(r"^import time:[^|]*\|[^|]*\|(.*)$", result.stderr, re.MULTILINE)]
-    assert "planner.pack_path" in modules and "policies" in modules, "importtime output was parsed"
-    heavy = ("pulumi", "pulumi_policy", "pulumi_azure_native", "grpc", "google", "pydantic", "policies.pack", "policies.rules")
+    assert "aks_gpu_inference.planner.pack_path" in modules and "aks_gpu_inference.policies" in modules, (
+        "importtime output was parsed"
+    )
+    heavy = ("pulumi", "pulumi_policy", "pulumi_azure_native", "grpc", "google", "pydantic")
+    heavy += ("aks_gpu_inference.policies.pack", "aks_gpu_inference.policies.rules")
     assert [m for m in modules if m.split(".")[0] in heavy or m in heavy] == []

@@ -6,7 +6,7 @@ from datetime import date
 
 import pytest
 
-from planner.plan import PlanOptions, plan
+from aks_gpu_inference.planner.plan import PlanOptions, plan
 from tests.conftest import REPO
 
 

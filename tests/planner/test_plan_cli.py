@@ -7,8 +7,8 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from components.core.errors import ConfigError
-from planner.cli import main
+from aks_gpu_inference.components.core.errors import ConfigError
+from aks_gpu_inference.planner.cli import main
 from tests.conftest import REPO, STACKS, is_custom_resource
 
 
@@ -146,7 +146,7 @@ def test_an_exception_in_the_users_program_is_reported_as_theirs(tmp_path, capsy
 
 
 def test_a_components_refusal_names_the_component_not_a_stack_file(tmp_path, capsys):
-    program = 'from components import AzureScope, AksCluster\n\nAksCluster("aks", {"name": "x", "tier": "Gold"}, scope=AzureScope("rg", "eastus"))\n'
+    program = 'from aks_gpu_inference.components import AzureScope, AksCluster\n\nAksCluster("aks", {"name": "x", "tier": "Gold"}, scope=AzureScope("rg", "eastus"))\n'
     assert main(_project(tmp_path, program)) == 2
     err = capsys.readouterr().err
     assert "a component of the stack program refused its arguments" in err and "AksCluster" in err and "tier" in err
@@ -155,14 +155,14 @@ def test_a_components_refusal_names_the_component_not_a_stack_file(tmp_path, cap
 
 @pytest.mark.parametrize("text", ["20261201", "2026-W48-2", "2026-12-1", "2026-12-01T00:00"])
 def test_as_of_takes_only_year_month_day(text):
-    from planner.cli import parse_as_of
+    from aks_gpu_inference.planner.cli import parse_as_of
 
     with pytest.raises(ConfigError, match="expected a date as YYYY-MM-DD"):
         parse_as_of(text)
 
 
 def test_ctrl_c_is_one_line_and_exit_130(monkeypatch, capsys):
-    import planner.cli as cli
+    import aks_gpu_inference.planner.cli as cli
 
     def interrupted(_args):
         raise KeyboardInterrupt

@@ -6,7 +6,7 @@ import pulumi
 import pulumi.resource
 from pulumi_azure_native import containerservice
 
-from planner.engine import program as engine
+from aks_gpu_inference.planner.engine import program as engine
 from tests.conftest import PROJECT
 
 

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from planner.deploy import CHECKS
-from planner.plan import Plan, PlanOptions, plan
-from planner.report import artifacts, picture, sections, summary
-from planner.report.plan_text import plan_text
+from aks_gpu_inference.planner.deploy import CHECKS
+from aks_gpu_inference.planner.plan import Plan, PlanOptions, plan
+from aks_gpu_inference.planner.report import artifacts, picture, sections, summary
+from aks_gpu_inference.planner.report.plan_text import plan_text
 from tests.conftest import REPO, STACKS, chart_sources
 
 AS_OF = date(2026, 12, 1)

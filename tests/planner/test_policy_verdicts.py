@@ -4,11 +4,11 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_azure_native import containerservice
 
-from components.stack.config import parse_stack_config
-from components.stack.program import build_stack
-from planner.analyzer import analyze
-from planner.cli import main
-from planner.engine.program import run_function
+from aks_gpu_inference.components.stack.config import parse_stack_config
+from aks_gpu_inference.components.stack.program import build_stack
+from aks_gpu_inference.planner.analyzer import analyze
+from aks_gpu_inference.planner.cli import main
+from aks_gpu_inference.planner.engine.program import run_function
 from tests.conftest import PROJECT, REPO, STACKS, secret_config, stack_config
 
 
@@ -101,7 +101,7 @@ def test_plan_exits_non_zero_on_mandatory_violations(tmp_path, capsys):
 def test_the_docs_document_every_rule_and_the_example_config_lists_them():
     import json
 
-    from policies.rules import RULES, check_pack_config
+    from aks_gpu_inference.policies.rules import RULES, check_pack_config
 
     readme = (REPO / "docs" / "policies.md").read_text()
     example = json.loads((REPO / "policies" / "config.example.json").read_text())
@@ -114,9 +114,9 @@ def test_the_docs_document_every_rule_and_the_example_config_lists_them():
 def test_the_pack_is_sent_crds_without_their_schemas_and_no_rule_reads_a_crd():
     """The analyzer leaves a CRD's OpenAPI schemas out of what it sends (megabytes for nothing): no rule finds or
     exempts anything on any CRD the stacks install, whole or without schemas, so the verdicts are the same."""
-    from planner.analyzer import CRD_TYPE, pack_properties
-    from policies.manifests import Resource
-    from policies.rules import evaluate_all
+    from aks_gpu_inference.planner.analyzer import CRD_TYPE, pack_properties
+    from aks_gpu_inference.policies.manifests import Resource
+    from aks_gpu_inference.policies.rules import evaluate_all
     from tests.conftest import expanded_stack
 
     crds = [r for stack in STACKS for r in expanded_stack(stack)[0].resources if r.type == CRD_TYPE]

@@ -8,10 +8,10 @@ import argparse
 
 import pytest
 
-from components.core import quota
-from planner.azure import facts as azure_facts
-from planner.azure import preflight, preflight_cmd
-from planner.azure import quota as demand
+from aks_gpu_inference.components.core import quota
+from aks_gpu_inference.planner.azure import facts as azure_facts
+from aks_gpu_inference.planner.azure import preflight, preflight_cmd
+from aks_gpu_inference.planner.azure import quota as demand
 from tests.azure_replay import SUBSCRIPTION, FakeCredential, transport
 from tests.conftest import REPO, planned_stack
 

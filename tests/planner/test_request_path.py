@@ -9,9 +9,9 @@ from datetime import date
 
 import pytest
 
-from planner import claims, deploy
-from planner.deploy import images, request_path
-from planner.inputs.upstream import missing_reason, upstream_dir
+from aks_gpu_inference.planner import claims, deploy
+from aks_gpu_inference.planner.deploy import images, request_path
+from aks_gpu_inference.planner.inputs.upstream import missing_reason, upstream_dir
 from tests.conftest import expand_charts, planned_stack, run_stack, stack_config
 
 AS_OF = date(2026, 12, 1)

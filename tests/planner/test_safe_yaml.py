@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from components.core.errors import ConfigError
-from planner.inputs import safe_json, safe_yaml
-from planner.inputs.stackfile import read_stack
+from aks_gpu_inference.components.core.errors import ConfigError
+from aks_gpu_inference.planner.inputs import safe_json, safe_yaml
+from aks_gpu_inference.planner.inputs.stackfile import read_stack
 from tests.fuzzing import BIG, MANIFESTS, laughs
 
 

@@ -24,8 +24,8 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from planner.cli import main
-from policies.rules import RULES
+from aks_gpu_inference.planner.cli import main
+from aks_gpu_inference.policies.rules import RULES
 from tests.conftest import REPO
 
 FIXTURES = REPO / "tests" / "fixtures"
@@ -504,7 +504,7 @@ def test_console_script_exit_codes():
 
 def test_scan_never_imports_pulumi():
     result = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "planner", "scan", str(BROKEN), "--format", "json"],
+        [sys.executable, "-X", "importtime", "-m", "aks_gpu_inference.planner", "scan", str(BROKEN), "--format", "json"],
         capture_output=True,
         text=True,
         cwd=REPO,
@@ -512,5 +512,5 @@ def test_scan_never_imports_pulumi():
     )
     assert result.returncode == 1, result.stderr
     modules = [m[1].strip() for m in re.finditer(r"^import time:[^|]*\|[^|]*\|(.*)$", result.stderr, re.MULTILINE)]
-    assert "policies.rules" in modules and "yaml" in modules, "importtime output was parsed"
+    assert "aks_gpu_inference.policies.rules" in modules and "yaml" in modules, "importtime output was parsed"
     assert not [m for m in modules if m.startswith("pulumi")]

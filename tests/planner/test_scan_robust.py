@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from planner import scan as scan_module
-from planner.cli import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, main
+from aks_gpu_inference.planner import scan as scan_module
+from aks_gpu_inference.planner.cli import EXIT_FAILED, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, main
 from tests.conftest import REPO
 
 FIXTURES = REPO / "tests" / "fixtures"
@@ -419,8 +419,8 @@ def test_debug_prints_the_traceback(capsys, monkeypatch, argv):
 
 def test_every_command_maps_errors_to_the_same_codes(capsys, monkeypatch):
     """cmd_fit stands for any command: a bug is 3, an unreadable file (OSError) 2, a ConfigError 2."""
-    from components.core.errors import ConfigError
-    from planner import fit
+    from aks_gpu_inference.components.core.errors import ConfigError
+    from aks_gpu_inference.planner import fit
 
     for error, expected, text in [
         (KeyError("gpu"), EXIT_INTERNAL, "error: internal error: KeyError: 'gpu' (run with --debug for the traceback)\n"),

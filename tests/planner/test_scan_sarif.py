@@ -19,9 +19,9 @@ from urllib.parse import unquote, urlsplit
 import jsonschema
 import pytest
 
-from planner import scan as scan_module
-from planner.cli import main
-from policies.rules import RULES
+from aks_gpu_inference.planner import scan as scan_module
+from aks_gpu_inference.planner.cli import main
+from aks_gpu_inference.policies.rules import RULES
 from tests.conftest import REPO
 
 SCHEMA_SHA256 = "c3b4bb2d6093897483348925aaa73af03b3e3f4bd4ca38cef26dcb4212a2682e"
@@ -288,7 +288,7 @@ def test_the_driver_names_the_package_version_and_every_rule(capsys, tree):
 
 def test_the_version_is_one_constant_that_the_package_metadata_reads():
     """pyproject.toml takes the version from planner.__version__, which SARIF names without importlib.metadata."""
-    import planner
+    from aks_gpu_inference import planner
 
     assert metadata.version("aks-gpu-inference") == planner.__version__
 

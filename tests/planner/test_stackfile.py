@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from planner.inputs.stackfile import add_secret_placeholders
+from aks_gpu_inference.planner.inputs.stackfile import add_secret_placeholders
 
 PROJECT = "aks-gpu-inference"
 
@@ -26,7 +26,7 @@ def test_a_missing_or_malformed_gateway_leaves_the_config_check_to_report_it(gat
 
 
 def test_a_misspelt_config_namespace_is_a_warning_with_the_likely_name():
-    from planner.inputs.stackfile import namespace_warnings
+    from aks_gpu_inference.planner.inputs.stackfile import namespace_warnings
 
     config = {"aks-gpu-inferance:gateway": "{}", "azure-native:location": "eastus", "aks-gpu-inference:models": "[]"}
     (warning,) = namespace_warnings("aks-gpu-inference", config, "Pulumi.dev.yaml")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from components.core.labels import AGENTPOOL_LABEL
-from policies.manifests import Resource
+from aks_gpu_inference.components.core.labels import AGENTPOOL_LABEL
+from aks_gpu_inference.policies.manifests import Resource
 
 from ._fixtures import RDMA_SKU, RDMA_TEMPLATE, claim_template, rdma_stack, resource
 

@@ -24,11 +24,11 @@ from typing import Any
 import pytest
 from pulumi.runtime import rpc
 
-from components.core.labels import AGENTPOOL_LABEL, GPU_TAINT, GPU_TOLERATION, RDMA_DEVICE_CLASS, RDMA_LABEL
-from planner.analyzer import Verdict, analyze_request, configure_request, new_servicer, stack_request, verdicts
-from planner.engine.program import Registered
-from policies.manifests import UNKNOWN, Resource, StackIndex
-from policies.rules import Rule, evaluate
+from aks_gpu_inference.components.core.labels import AGENTPOOL_LABEL, GPU_TAINT, GPU_TOLERATION, RDMA_DEVICE_CLASS, RDMA_LABEL
+from aks_gpu_inference.planner.analyzer import Verdict, analyze_request, configure_request, new_servicer, stack_request, verdicts
+from aks_gpu_inference.planner.engine.program import Registered
+from aks_gpu_inference.policies.manifests import UNKNOWN, Resource, StackIndex
+from aks_gpu_inference.policies.rules import Rule, evaluate
 
 NS = "llm"
 ENGINE_UNKNOWN = rpc.UNKNOWN

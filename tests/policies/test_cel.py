@@ -25,7 +25,7 @@ BAD = ["device.driver ==", "device.driver == 'x' &&& true", "(((", "'unterminate
 PROBE = f"""
 import json
 from celpy.celparser import CELParser
-from policies.cel import cel_environment
+from aks_gpu_inference.policies.cel import cel_environment
 env = cel_environment()
 trees = [env.compile(e).pretty() for e in {EXPRESSIONS!r}]
 errors = []
@@ -76,8 +76,8 @@ def test_an_unwritable_cache_only_costs_the_build(tmp_path):
 
 SCAN = """
 import sys
-from planner import scan
-from policies.rules import _device_classes
+from aks_gpu_inference.planner import scan
+from aks_gpu_inference.policies.rules import _device_classes
 report = scan.run(["tests/fixtures/seeds/seed004-dranet-device-class.yaml"])
 (item,) = report.located
 print(sorted(_device_classes.classify(item.resource.props)), "celpy" in sys.modules)

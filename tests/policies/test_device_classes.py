@@ -12,15 +12,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.core import catalog
-from components.gpu.dra_device_classes import GPU_CLASS, MIG_CLASS, model_class_cel
-from components.gpu.rdma_network import DEVICE_CLASS, DEVICE_CLASS_CEL
-from planner.claims import CHART_CLASSES, cel_devices
-from policies.manifests import UNKNOWN, Resource, StackIndex, token_for_manifest
-from policies.rules import _device_classes as dc
-from policies.rules import ipc_lock_without_privileged, nccl_ib, rdma_capable_sku
-from policies.rules.gpu_taints import RULE as GPU_TAINTS
-from policies.rules.gpu_taints import gpu_device_classes
+from aks_gpu_inference.components.core import catalog
+from aks_gpu_inference.components.gpu.dra_device_classes import GPU_CLASS, MIG_CLASS, model_class_cel
+from aks_gpu_inference.components.gpu.rdma_network import DEVICE_CLASS, DEVICE_CLASS_CEL
+from aks_gpu_inference.planner.claims import CHART_CLASSES, cel_devices
+from aks_gpu_inference.policies.manifests import UNKNOWN, Resource, StackIndex, token_for_manifest
+from aks_gpu_inference.policies.rules import _device_classes as dc
+from aks_gpu_inference.policies.rules import ipc_lock_without_privileged, nccl_ib, rdma_capable_sku
+from aks_gpu_inference.policies.rules.gpu_taints import RULE as GPU_TAINTS
+from aks_gpu_inference.policies.rules.gpu_taints import gpu_device_classes
 from tests.conftest import render_pinned
 
 from ._device_class_fixtures import BY_NAME, FAST_NICS, GPU_CEL, RDMA_CEL, class_stack, dra_class, pool_affinity

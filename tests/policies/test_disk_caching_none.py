@@ -1,7 +1,7 @@
 """azure-disk-caching-none: Azure Disk storage classes set cachingMode: None."""
 
-from policies.manifests import UNKNOWN
-from policies.rules.disk_caching_none import RULE
+from aks_gpu_inference.policies.manifests import UNKNOWN
+from aks_gpu_inference.policies.rules.disk_caching_none import RULE
 
 from ._fixtures import Case, storage_class, table_tests
 

@@ -1,8 +1,8 @@
 """gpu-taints-and-tolerations: GPU pools carry the GPU taint; workloads that request GPUs tolerate it."""
 
-from components.core.labels import GPU_TAINT
-from policies.manifests import UNKNOWN
-from policies.rules.gpu_taints import RULE
+from aks_gpu_inference.components.core.labels import GPU_TAINT
+from aks_gpu_inference.policies.manifests import UNKNOWN
+from aks_gpu_inference.policies.rules.gpu_taints import RULE
 
 from ._fixtures import (
     GPU_TOLERATION,

@@ -1,7 +1,7 @@
 """helm-chart-pinned: Helm charts (v3, v4) and releases pin a chart version."""
 
-from policies.manifests import UNKNOWN
-from policies.rules.helm_pinned import RULE
+from aks_gpu_inference.policies.manifests import UNKNOWN
+from aks_gpu_inference.policies.rules.helm_pinned import RULE
 
 from ._fixtures import HELM_TYPES, Case, helm, table_tests
 

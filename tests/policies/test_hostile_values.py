@@ -1,8 +1,8 @@
 """Rules never crash on values of the wrong type (found by fuzzing `aks-gpu scan`): they judge what they can
 and leave the rest to schema validation."""
 
-from policies.manifests import Resource, token_for_manifest
-from policies.rules import evaluate_all
+from aks_gpu_inference.policies.manifests import Resource, token_for_manifest
+from aks_gpu_inference.policies.rules import evaluate_all
 
 
 def resources(*objects):

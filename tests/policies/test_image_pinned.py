@@ -1,7 +1,7 @@
 """image-pinned: container images carry a version tag other than latest, or a digest."""
 
-from policies.manifests import UNKNOWN
-from policies.rules.image_pinned import RULE
+from aks_gpu_inference.policies.manifests import UNKNOWN
+from aks_gpu_inference.policies.rules.image_pinned import RULE
 
 from ._fixtures import WORKLOAD_KINDS, Case, container, table_tests, workload
 

@@ -1,7 +1,7 @@
 """ipc-lock-without-privileged: no privileged container; RDMA containers add IPC_LOCK, drop ALL, no escalation."""
 
-from policies.manifests import UNKNOWN
-from policies.rules.ipc_lock_without_privileged import RULE
+from aks_gpu_inference.policies.manifests import UNKNOWN
+from aks_gpu_inference.policies.rules.ipc_lock_without_privileged import RULE
 
 from ._device_class_fixtures import BY_NAME, FAST_NICS, GPU_CEL, class_stack
 from ._fixtures import (
@@ -313,7 +313,7 @@ test_rule, test_through_analyzer, test_table_covers_the_rule = table_tests(RULE,
 
 
 def test_exemptions_are_reported_with_why():
-    from policies.rules import evaluate_all
+    from aks_gpu_inference.policies.rules import evaluate_all
 
     resources = with_containers(containers=[rdma_container(), AGENT])("Deployment")
     findings, exempted = evaluate_all(resources, {RULE.name: {"node_agents": [ACCEPTED]}})
@@ -323,8 +323,8 @@ def test_exemptions_are_reported_with_why():
 
 
 def test_default_node_agents_are_the_ones_the_components_install():
-    from components.gpu.dra_device_classes import DRA_DRIVER_NAMESPACE
-    from policies.rules.ipc_lock_without_privileged import NODE_AGENTS
+    from aks_gpu_inference.components.gpu.dra_device_classes import DRA_DRIVER_NAMESPACE
+    from aks_gpu_inference.policies.rules.ipc_lock_without_privileged import NODE_AGENTS
 
     assert {(a["namespace"], a["image"]) for a in NODE_AGENTS} == {
         ("kube-system", "registry.k8s.io/networking/dranet"),

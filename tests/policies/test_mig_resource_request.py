@@ -1,8 +1,8 @@
 """mig-resource-request: workloads on MIG pools request the pool's nvidia.com/mig-<slice>, not whole GPUs."""
 
-from components.core.labels import GPU_TAINT
-from policies.manifests import UNKNOWN
-from policies.rules.mig_resource_request import RULE
+from aks_gpu_inference.components.core.labels import GPU_TAINT
+from aks_gpu_inference.policies.manifests import UNKNOWN
+from aks_gpu_inference.policies.rules.mig_resource_request import RULE
 
 from ._fixtures import (
     GPU_TOLERATION,

@@ -1,7 +1,7 @@
 """nccl-infiniband-enabled: containers that claim RDMA NICs set NCCL_IB_DISABLE=0, never 1."""
 
-from policies.manifests import UNKNOWN
-from policies.rules.nccl_ib import RULE
+from aks_gpu_inference.policies.manifests import UNKNOWN
+from aks_gpu_inference.policies.rules.nccl_ib import RULE
 
 from ._device_class_fixtures import BY_NAME, FAST_NICS, GPU_CEL, class_stack
 from ._fixtures import WORKLOAD_KINDS, Case, container, rdma_container, rdma_spec, rdma_stack, table_tests

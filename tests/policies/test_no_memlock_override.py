@@ -1,7 +1,7 @@
 """no-memlock-override: containers do not raise the memlock limit themselves."""
 
-from policies.manifests import UNKNOWN
-from policies.rules.no_memlock_override import RULE
+from aks_gpu_inference.policies.manifests import UNKNOWN
+from aks_gpu_inference.policies.rules.no_memlock_override import RULE
 
 from ._fixtures import WORKLOAD_KINDS, Case, container, table_tests, workload
 

@@ -1,7 +1,7 @@
 """aks-node-os-upgrade-channel: every ManagedCluster upgrades node OS images through NodeImage."""
 
-from policies.manifests import UNKNOWN, Resource
-from policies.rules.node_os_upgrade_channel import RULE
+from aks_gpu_inference.policies.manifests import UNKNOWN, Resource
+from aks_gpu_inference.policies.rules.node_os_upgrade_channel import RULE
 
 from ._fixtures import Case, agent_pool, managed_cluster, table_tests
 

@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 import yaml
 
-from planner.inputs.upstream import crds_dir, missing_reason
-from planner.kube.crd_files import crd_index
-from planner.kube.crd_schema import validate_object
-from planner.scan import scan_all
-from policies.manifests import (
+from aks_gpu_inference.planner.inputs.upstream import crds_dir, missing_reason
+from aks_gpu_inference.planner.kube.crd_files import crd_index
+from aks_gpu_inference.planner.kube.crd_schema import validate_object
+from aks_gpu_inference.planner.scan import scan_all
+from aks_gpu_inference.policies.manifests import (
     TEMPLATE_KINDS,
     UNKNOWN,
     Resource,
@@ -34,7 +34,7 @@ from policies.manifests import (
     templates_of,
     token_for_manifest,
 )
-from policies.rules import evaluate_all
+from aks_gpu_inference.policies.rules import evaluate_all
 
 from ._fixtures import analyze
 

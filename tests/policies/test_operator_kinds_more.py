@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from planner.scan import run
-from policies.manifests import UNKNOWN, Resource, pod_templates, templates_of
-from policies.rules import evaluate_all
+from aks_gpu_inference.planner.scan import run
+from aks_gpu_inference.policies.manifests import UNKNOWN, Resource, pod_templates, templates_of
+from aks_gpu_inference.policies.rules import evaluate_all
 
 from .test_operator_kinds import BOTH, BY_FILE, UNTOLERATED, load, resources, run_rules, subject, untolerated
 

@@ -27,9 +27,9 @@ import pytest
 from google.protobuf import empty_pb2, json_format
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
-from planner.analyzer import analyze_request, configure_request, new_servicer, stack_request, verdicts
-from planner.engine.program import Registered
-from policies.rules import RULES
+from aks_gpu_inference.planner.analyzer import analyze_request, configure_request, new_servicer, stack_request, verdicts
+from aks_gpu_inference.planner.engine.program import Registered
+from aks_gpu_inference.policies.rules import RULES
 
 REPO = Path(__file__).resolve().parents[2]
 PACK_DIR = REPO / "policies"

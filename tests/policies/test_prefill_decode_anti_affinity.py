@@ -1,7 +1,7 @@
 """prefill-decode-anti-affinity: prefill and decode pods carry required pod anti-affinity on the hostname."""
 
-from policies.manifests import UNKNOWN
-from policies.rules.prefill_decode_anti_affinity import RULE
+from aks_gpu_inference.policies.manifests import UNKNOWN
+from aks_gpu_inference.policies.rules.prefill_decode_anti_affinity import RULE
 
 from ._fixtures import DEFAULT_TEMPLATE_PATH, TEMPLATE_PATHS, WORKLOAD_KINDS, Case, container, table_tests, workload
 

@@ -1,8 +1,8 @@
 """rdma-capable-sku: pools labelled for RDMA, and pools that RDMA pods select, are RDMA-capable ND sizes."""
 
-from components.core.labels import AGENTPOOL_LABEL, GPU_TAINT, RDMA_LABEL
-from policies.manifests import UNKNOWN
-from policies.rules.rdma_capable_sku import RULE
+from aks_gpu_inference.components.core.labels import AGENTPOOL_LABEL, GPU_TAINT, RDMA_LABEL
+from aks_gpu_inference.policies.manifests import UNKNOWN
+from aks_gpu_inference.policies.rules.rdma_capable_sku import RULE
 
 from ._device_class_fixtures import BY_NAME, FAST_NICS, GPU_CEL, class_stack, node_affinity, pool_affinity
 from ._fixtures import (

@@ -1,7 +1,7 @@
 """retired-gpu-size: agent pools do not use GPU sizes Azure has retired."""
 
-from policies.manifests import UNKNOWN
-from policies.rules.retired_gpu_sizes import RULE
+from aks_gpu_inference.policies.manifests import UNKNOWN
+from aks_gpu_inference.policies.rules.retired_gpu_sizes import RULE
 
 from ._fixtures import POOL_STYLES, Case, pool_stack, table_tests
 

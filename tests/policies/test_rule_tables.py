@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from policies.rules import BY_NAME, RULES
+from aks_gpu_inference.policies.rules import BY_NAME, RULES
 
 from ._fixtures import analyze, managed_cluster, rdma_container, rdma_spec, rdma_stack, workload
 
@@ -31,7 +31,7 @@ def test_every_rule_has_a_mirrored_table(module):
     (test modules import no test module); ``check_table`` there checks that the table covers the rule."""
     tree = ast.parse((HERE / f"test_{module}.py").read_text())
     imported = {(node.module, alias.name) for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for alias in node.names}
-    assert (f"policies.rules.{module}", "RULE") in imported
+    assert (f"aks_gpu_inference.policies.rules.{module}", "RULE") in imported
     assert TABLE_TESTS in {ast.unparse(node) for node in tree.body if isinstance(node, ast.Assign)}
 
 
