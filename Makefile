@@ -37,9 +37,9 @@ format: $(BIN)/.installed
 snapshots: $(BIN)/.installed  ## refresh tests/snapshots after an intended change to rendered output
 	UPDATE_SNAPSHOTS=1 $(BIN)/python -m pytest -q tests/test_snapshots.py
 
-docs: $(BIN)/.installed  ## regenerate the generated parts of docs/: the rule table and the fit formula
+docs: $(BIN)/.installed  ## regenerate the generated parts of docs/: the rule table, the fit formula and the pins table
 	$(BIN)/python -m aks_gpu_inference.policies.rule_table --write docs/policies.md
-	$(BIN)/python -m aks_gpu_inference.planner.fit_doc --write docs/serving.md
+	$(BIN)/python -m aks_gpu_inference.planner.docgen
 
 bench: $(BIN)/.installed  ## benchmarks; print ratios measured in one run
 	$(BIN)/python bench/plan_bench.py

@@ -45,7 +45,7 @@ class ClusterContext:
     cluster_id: pulumi.Input[str] | None = None
     """Resource ID of the cluster; managed Prometheus's data-collection rule needs it."""
     kubernetes_version: str | None = None
-    """The cluster's Kubernetes version, if known (``1.34``); DRA needs 1.34 or later."""
+    """The cluster's Kubernetes version, if known (``1.35``); DRA needs the pins table's minimum minor or later."""
     kaito_enabled: bool = False
     """Whether the AI toolchain operator add-on runs, so that KAITO's ``Workspace`` kind exists."""
     metrics_addon_enabled: bool = True

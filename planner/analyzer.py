@@ -17,6 +17,7 @@ from pulumi.runtime.proto import analyzer_pb2
 from pulumi_policy import EnforcementLevel
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 
+from aks_gpu_inference.planner import __version__
 from aks_gpu_inference.planner.engine.program import ProgramRun, Registered
 from aks_gpu_inference.planner.engine.values import plain
 from aks_gpu_inference.policies.pack import DESCRIPTION, PACK_NAME, POLICIES
@@ -44,7 +45,7 @@ class Verdict:
 
 
 def new_servicer() -> _PolicyAnalyzerServicer:
-    return _PolicyAnalyzerServicer(PACK_NAME, "0.1.0", POLICIES, EnforcementLevel.ADVISORY, None, DESCRIPTION)
+    return _PolicyAnalyzerServicer(PACK_NAME, __version__, POLICIES, EnforcementLevel.ADVISORY, None, DESCRIPTION)
 
 
 def struct(value: Mapping[str, Any]) -> struct_pb2.Struct:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from aks_gpu_inference.components.core import catalog
+from aks_gpu_inference.components.core import catalog, pins
 from aks_gpu_inference.components.core.labels import (
     AGENTPOOL_LABEL,
     DRANET_DRIVER,
@@ -53,7 +53,7 @@ def _attrs(values: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
 
 def resource_slice(driver: str, node: str, devices: list[dict[str, Any]]) -> dict[str, Any]:
     return {
-        "apiVersion": "resource.k8s.io/v1",
+        "apiVersion": pins.api_version("ResourceClaimTemplate"),
         "kind": "ResourceSlice",
         "metadata": {"name": f"{node}-{driver.replace('.', '-')}"},
         "spec": {

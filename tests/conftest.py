@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import sys
 import tempfile
 from pathlib import Path
 
@@ -33,6 +34,21 @@ settings.register_profile("suite", database=None)
 settings.load_profile("suite")
 
 REPO = Path(__file__).resolve().parent.parent
+
+
+class _BareImportGuard:
+    """The repo's folders are importable only as ``aks_gpu_inference.*`` once installed; pytest puts the checkout on
+    ``sys.path``, where ``import policies`` would find the folder and pass here while failing for every user."""
+
+    BARE = frozenset({"components", "planner", "policies"})
+
+    def find_spec(self, name, path=None, _target=None):
+        if path is None and name in self.BARE:
+            raise ImportError(f"import aks_gpu_inference.{name}, not the bare {name!r} (the wheel has no top-level {name})")
+        return None
+
+
+sys.meta_path.insert(0, _BareImportGuard())
 PROJECT = "aks-gpu-inference"
 STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in REPO.glob("Pulumi.*.yaml"))
 

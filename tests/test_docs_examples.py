@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from aks_gpu_inference.planner import docgen
 from tests.conftest import REPO, chart_sources, stack_config
 
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
@@ -213,14 +214,14 @@ def test_the_openai_client_example_calls_the_gateway_as_written(example):
 def test_the_rule_table_in_the_docs_is_the_rules_own():
     """docs/policies.md's table is made from policies/rules (`make docs`): a rule's change shows up there or fails here."""
     from aks_gpu_inference.policies.rule_table import rule_table, with_table
+    from aks_gpu_inference.policies.rules import RULES
 
     document = (REPO / "docs" / "policies.md").read_text()
     assert with_table(document) == document, "run `make docs`"
-    assert rule_table().count("\n") == 2 + len(__import__("policies.rules", fromlist=["RULES"]).RULES)
+    assert rule_table().count("\n") == 2 + len(RULES)
 
 
-def test_the_fit_formula_in_the_docs_is_the_codes_own():
-    from aks_gpu_inference.planner.fit_doc import with_formula
-
-    document = (REPO / "docs" / "serving.md").read_text()
-    assert with_formula(document) == document, "run `make docs`"
+@pytest.mark.parametrize("section", docgen.sections(), ids=lambda s: s.name)
+def test_each_generated_section_of_the_docs_is_the_codes_own(section):
+    document = (REPO / section.page).read_text()
+    assert section.into(document) == document, "run `make docs`"

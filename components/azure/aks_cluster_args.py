@@ -10,6 +10,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from .._base import AvailabilityZones, StrictModel
+from ..core import pins
 from ..core.names import AKS_POOL_NAME, GUID
 
 _CLUSTER_NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9_-]{0,61}[A-Za-z0-9])?$")
@@ -93,10 +94,9 @@ class AksClusterArgs(StrictModel):
     name: str
     """Cluster name: 1-63 letters, digits, hyphens or underscores. Required."""
 
-    kubernetes_version: str | None = Field("1.35", pattern=r"^1\.\d{2}(\.\d+)?$")
-    """Kubernetes version. Default ``1.35``: AKS ended support for 1.34 (the first with
-    ``resource.k8s.io/v1`` DRA, which seed 004 qualified) in November 2026; see
-    ``components/core/lifecycle.json``. After a version change, re-run the qualification gates."""
+    kubernetes_version: str | None = Field(pins.default_kubernetes_minor(), pattern=r"^1\.\d{2}(\.\d+)?$")
+    """Kubernetes version. Default: the pins table's ``kubernetes.default_minor`` (with why), in AKS standard
+    support (``components/core/lifecycle.json``). After a version change, re-run the qualification gates."""
 
     tier: Literal["Free", "Standard", "Premium"] = "Standard"
     """Control-plane pricing tier. Default ``Standard``: financially backed SLA and a control plane

@@ -13,6 +13,7 @@ from pydantic import Field, field_validator, model_validator
 
 from .._base import PACKAGE, StrictModel, validate_args
 from ..context import AzureScope
+from ..core import lifecycle
 from ..core.errors import FieldProblem, FieldProblems
 from .workload_identity import WorkloadIdentity
 
@@ -47,14 +48,16 @@ MODEL_PRICES: dict[str, TokenPrice] = {
 }
 """Default prices by model name; see ``PRICES_SOURCE``: these are unverified defaults, not quotes."""
 
-MODEL_VERSIONS: dict[str, str] = {
-    # The lifecycle table (components/core/lifecycle.json) holds each version's retirement date and
-    # recommends the frontier model; the plan refuses a retired version and warns before.
-    "gpt-5.5": "2026-04-24",
-    "gpt-4o": "2024-11-20",
-    "gpt-4.1": "2025-04-14",
-    "gpt-4o-mini": "2024-07-18",
-}
+
+def _newest_version(model: str) -> str | None:
+    """The newest version of ``model`` the lifecycle table lists (its one home for Azure OpenAI model versions)."""
+    versions = [e.name.partition("@")[2] for e in lifecycle.entries("azure_openai_model") if e.name.partition("@")[0] == model]
+    return max(versions, default=None)
+
+
+# The lifecycle table (components/core/lifecycle.json) holds each version's retirement date and recommends
+# the frontier model; the plan refuses a retired version and warns before.
+MODEL_VERSIONS: dict[str, str] = {model: version for model in MODEL_PRICES if (version := _newest_version(model))}
 """Default model version by model name, used when a deployment gives none."""
 
 TokenSku = Literal["GlobalStandard", "DataZoneStandard", "Standard"]

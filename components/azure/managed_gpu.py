@@ -18,12 +18,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..core import pins
 from ..core.errors import FieldProblem
 
 if TYPE_CHECKING:
     from .gpu_node_pool_args import GpuNodePoolArgs
 
-API_VERSION = "2026-01-02-preview"
+API_VERSION = pins.azure_api_version("containerservice-managed-gpu")
 """The first containerservice API version with ``gpuProfile.nvidia`` (see the module docstring)."""
 
 FEATURE = "Microsoft.ContainerService/ManagedGPUExperiencePreview"

@@ -11,6 +11,7 @@ from pydantic import Field, field_validator
 
 from .._base import PACKAGE, StrictModel, raise_problems, validate_args
 from ..context import ClusterContext
+from ..core import pins
 from ..core.errors import FieldProblem
 from ..core.names import DNS_LABEL, DNS_SUBDOMAIN, GUID
 
@@ -246,7 +247,7 @@ class WorkloadIdentity(pulumi.ComponentResource):
             # directory lookup that fails with PrincipalNotFound while a new identity replicates.
             principal_type="ServicePrincipal",
             role_definition_id=role_definition,
-            **({"condition": condition, "condition_version": "2.0"} if condition else {}),
+            **({"condition": condition, "condition_version": pins.azure_api_version("rbac-condition")} if condition else {}),
             opts=pulumi.ResourceOptions.merge(pulumi.ResourceOptions(parent=self), opts),
         )
 

@@ -186,6 +186,22 @@ def supported(kind: str, as_of: date) -> list[Lifecycle]:
     return found
 
 
+def advised_minor(minimum: tuple[int, int], as_of: date) -> str | None:
+    """The AKS Kubernetes minor to advise: the oldest at least ``minimum`` in standard support on ``as_of`` (and not
+    within the retiring window when a later one is), so advice never names a release AKS no longer supports.
+    None when the table knows no such minor."""
+    usable = [e for e in supported("aks_kubernetes", as_of) if _minor(e.name) >= minimum]
+    usable.sort(key=lambda e: _minor(e.name))
+    lasting = [e for e in usable if e.state == "supported"]
+    chosen = (lasting or usable)[:1]
+    return chosen[0].name if chosen else None
+
+
+def _minor(name: str) -> tuple[int, int]:
+    major, minor = name.split(".")[:2]
+    return int(major), int(minor)
+
+
 def recommendations() -> dict[str, dict[str, Any]]:
     """The table's sourced recommendations (frontier model, Grafana major version, AKS version)."""
     return json.loads(json.dumps(_table()["recommendations"]))

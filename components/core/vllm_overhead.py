@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import pins
 from .model_facts import GIB, ModelFactsArgs
 
-PINNED_VLLM_VERSION = "0.32.0"
-"""vLLM release the overhead terms model: ``VllmServiceArgs.image`` defaults to
-``vllm/vllm-openai:v0.32.0`` (components.serving, not imported here: it pulls in Pulumi)."""
+PINNED_VLLM_VERSION = pins.vllm_version()
+"""vLLM release the overhead terms model: that of the pinned engine image (pins table ``vllm``), which
+``VllmServiceArgs.image`` defaults to."""
 
 NON_TORCH_GIB = 0.25
 """Per-GPU memory outside PyTorch's allocator at tp 1 (CUDA context growth, cuBLAS/cuBLASLt workspaces),

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from .._base import StrictModel
+from ..core import pins
 from ..core.endpoints import DYNAMO_FRONTEND_PORT, INSTANCE_LABEL, KAITO_POD_PORT, KAITO_SERVICE_PORT, VLLM_PORT
 from ..core.errors import FieldProblem, FieldProblems
 from ..core.images import pin_problem, registry_problem
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from ..serving.kaito_workspace import KaitoWorkspace
     from ..serving.vllm_service import VllmService
 
-AZURE_API_VERSION = "2025-01-01-preview"
+AZURE_API_VERSION = pins.azure_api_version("azure-openai-inference")
 """Azure OpenAI ``api-version`` used when a backend gives none."""
 MAX_BACKEND_NAME = 50
 """A backend's name prefixes the names of its objects (``<name>-api-key``, ``<name>-entra-token``)."""
@@ -202,11 +203,11 @@ class AiGatewayArgs(StrictModel):
     gateway_name: str = Field("ai-gateway", pattern=DNS_LABEL.pattern)
     """Name of the Gateway object. Default ``ai-gateway``."""
 
-    eg_version: str = Field("v1.8.2", pattern=r"^v\d+\.\d+\.\d+$")
-    """Envoy Gateway chart version, pinned. Default ``v1.8.2``."""
+    eg_version: str = Field(pins.chart("gateway-helm").version, pattern=r"^v\d+\.\d+\.\d+$")
+    """Envoy Gateway chart version, pinned. Default: the pins table's ``gateway-helm``."""
 
-    aigw_version: str = Field("v1.1.0", pattern=r"^v\d+\.\d+\.\d+$")
-    """Envoy AI Gateway chart version (CRDs and controller), pinned. Default ``v1.1.0``."""
+    aigw_version: str = Field(pins.chart("ai-gateway-helm").version, pattern=r"^v\d+\.\d+\.\d+$")
+    """Envoy AI Gateway chart version (CRDs and controller), pinned. Default: the pins table's ``ai-gateway-helm``."""
 
     install_controllers: bool = True
     """Install Envoy Gateway, Envoy AI Gateway (CRDs and controller) and the rate-limit Redis from the
@@ -215,8 +216,8 @@ class AiGatewayArgs(StrictModel):
     ``ai_gateway_controllers.eg_values()`` (AI Gateway extension hooks, EnvoyPatchPolicy and Backend APIs,
     a Redis rate-limit backend)."""
 
-    redis_image: str = "redis:7.4.1-alpine"
-    """Image of the rate-limit counter store, pinned. Default ``redis:7.4.1-alpine``."""
+    redis_image: str = pins.image("redis")
+    """Image of the rate-limit counter store, pinned. Default: the pins table's ``redis``."""
 
     internal_load_balancer: bool = True
     """Put the gateway on an internal Azure load balancer (VNet-only address). Default True."""

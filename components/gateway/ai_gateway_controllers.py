@@ -2,8 +2,8 @@
 global rate limiting), Envoy AI Gateway (CRDs and controller) and the Redis that holds the rate-limit
 counters. Pure functions returning dicts, so that tests and the planner read them without a program.
 
-Facts: Envoy Gateway ``v1.8.2`` (chart ``oci://docker.io/envoyproxy/gateway-helm``) and Envoy AI
-Gateway ``v1.1.0`` (``ai-gateway-crds-helm`` and ``ai-gateway-helm``); the Envoy Gateway values are
+Facts: Envoy Gateway (chart ``gateway-helm``) and Envoy AI Gateway (``ai-gateway-crds-helm`` and
+``ai-gateway-helm``) at the versions of the pins table; the Envoy Gateway values are
 the ones the AI Gateway installation guide requires (extension APIs, the xDS translator hooks and
 the AI Gateway controller as extension manager).
 """
@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core import pins
 from ..core.images import relocate
 from ..core.security import restricted_container, restricted_pod
 from .ai_gateway_args import AiGatewayArgs
 
-EG_CHART = "oci://docker.io/envoyproxy/gateway-helm"
-AIGW_CRDS_CHART = "oci://docker.io/envoyproxy/ai-gateway-crds-helm"
-AIGW_CHART = "oci://docker.io/envoyproxy/ai-gateway-helm"
+EG_CHART = pins.chart("gateway-helm").ref
+AIGW_CRDS_CHART = pins.chart("ai-gateway-crds-helm").ref
+AIGW_CHART = pins.chart("ai-gateway-helm").ref
 EG_RELEASE = "envoy-gateway"
 """Helm release name of Envoy Gateway (a v3 Release would otherwise get a random suffix)."""
 EG_NAMESPACE = "envoy-gateway-system"
@@ -37,16 +38,16 @@ AIGW_ADMIN_PORT = "aigw-admin"
 REDIS_PORT = 6379
 REDIS_UID = 999
 """The ``redis`` user of the official alpine image."""
-EG_IMAGE = "docker.io/envoyproxy/gateway:{version}"
-"""The controller, its certgen Job and the proxies' shutdown manager (gateway-helm values.tmpl.yaml)."""
-ENVOY_IMAGE = "docker.io/envoyproxy/envoy:distroless-v1.38.3"
+EG_IMAGE = pins.image_pin("envoy-gateway").name
+"""The controller, its certgen Job and the proxies' shutdown manager (gateway-helm values.tmpl.yaml); tagged with the chart's version."""
+ENVOY_IMAGE = pins.image("envoy-proxy")
 """The data-plane image Envoy Gateway v1.8.2 runs when nothing overrides it
 (envoyproxy/gateway@v1.8.2:api/v1alpha1/shared_types.go DefaultEnvoyProxyImage); pinned here so the
 EnvoyProxy names it and a private registry can serve it."""
-RATELIMIT_IMAGE = "docker.io/envoyproxy/ratelimit:1e50889b"
+RATELIMIT_IMAGE = pins.image("envoy-ratelimit")
 """gateway-helm v1.8.2's rate-limit service image (values.tmpl.yaml ``global.images.ratelimit.image``)."""
-AIGW_CONTROLLER_IMAGE = "docker.io/envoyproxy/ai-gateway-controller"
-AIGW_EXTPROC_IMAGE = "docker.io/envoyproxy/ai-gateway-extproc"
+AIGW_CONTROLLER_IMAGE = pins.image_pin("ai-gateway-controller").name
+AIGW_EXTPROC_IMAGE = pins.image_pin("ai-gateway-extproc").name
 """ai-gateway-helm v1.1.0 ``controller.image.repository`` and ``extProc.image.repository`` (values.yaml);
 the controller injects the extproc image as a sidecar into every Envoy proxy pod."""
 
@@ -63,7 +64,7 @@ def eg_values(args: AiGatewayArgs | None = None, *, inference_pools: bool = Fals
     return {
         "global": {
             "images": {
-                "envoyGateway": {"image": relocate(EG_IMAGE.format(version=version), registry)},
+                "envoyGateway": {"image": relocate(f"{EG_IMAGE}:{version}", registry)},
                 "ratelimit": {"image": relocate(RATELIMIT_IMAGE, registry)},
                 "envoyProxy": {"image": relocate(ENVOY_IMAGE, registry)},
             }

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
+from ..core import pins
 from ..core.images import relocate
 from .ai_gateway_args import AZURE_API_VERSION, AiGatewayArgs, GatewayBackend
 from .ai_gateway_controllers import EG_NAMESPACE, ENVOY_IMAGE
@@ -40,18 +41,21 @@ INTERNAL_LB = "service.beta.kubernetes.io/azure-load-balancer-internal"
 LB_IPV4 = "service.beta.kubernetes.io/azure-load-balancer-ipv4"
 
 API_VERSIONS = {
-    "GatewayClass": "gateway.networking.k8s.io/v1",
-    "Gateway": "gateway.networking.k8s.io/v1",
-    "BackendTLSPolicy": "gateway.networking.k8s.io/v1",
-    "EnvoyProxy": "gateway.envoyproxy.io/v1alpha1",
-    "ClientTrafficPolicy": "gateway.envoyproxy.io/v1alpha1",
-    "SecurityPolicy": "gateway.envoyproxy.io/v1alpha1",
-    "BackendTrafficPolicy": "gateway.envoyproxy.io/v1alpha1",
-    "Backend": "gateway.envoyproxy.io/v1alpha1",
-    "AIGatewayRoute": "aigateway.envoyproxy.io/v1beta1",
-    "AIServiceBackend": "aigateway.envoyproxy.io/v1beta1",
-    "BackendSecurityPolicy": "aigateway.envoyproxy.io/v1beta1",
-    "ReferenceGrant": "gateway.networking.k8s.io/v1",
+    kind: pins.api_version(kind)
+    for kind in (
+        "GatewayClass",
+        "Gateway",
+        "BackendTLSPolicy",
+        "EnvoyProxy",
+        "ClientTrafficPolicy",
+        "SecurityPolicy",
+        "BackendTrafficPolicy",
+        "Backend",
+        "AIGatewayRoute",
+        "AIServiceBackend",
+        "BackendSecurityPolicy",
+        "ReferenceGrant",
+    )
 }
 """The API version the gateway renders each of its kinds in."""
 

@@ -4,8 +4,7 @@ Pure pydantic and plain Python: no Pulumi imports, so the planner and tests can 
 ``router_render.render`` turns a ``RouterConfigArgs`` into the config the chart takes (the sources of
 its shape, and what is unverified, are listed there).
 
-Release pinned here: vSR 0.3 (image ``ghcr.io/vllm-project/semantic-router/extproc:v0.3.0``, Helm chart
-``oci://ghcr.io/vllm-project/charts/semantic-router`` 0.3.0, Envoy ext_proc gRPC on port 50051).
+Release: the pins table's ``semantic-router`` chart and image (vSR 0.3: Envoy ext_proc gRPC on port 50051).
 """
 
 from __future__ import annotations
@@ -16,12 +15,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ..core import pins
 from ..core.errors import FieldProblem, FieldProblems
 
-VSR_VERSION = "0.3.0"
-VSR_IMAGE_REPOSITORY = "ghcr.io/vllm-project/semantic-router/extproc"
+VSR_VERSION = pins.chart("semantic-router").version
+VSR_IMAGE = pins.image_pin("semantic-router")
 """The chart's ``image.repository``; its default tag is the chart's appVersion, ``latest`` at v0.3.0, so the tag is pinned."""
-VSR_CHART = "oci://ghcr.io/vllm-project/charts/semantic-router"
+VSR_CHART = pins.chart("semantic-router").ref
 VSR_CHART_VERSION = VSR_VERSION
 VSR_EXTPROC_PORT = 50051
 VSR_NAMESPACE = "vllm-semantic-router-system"
@@ -30,20 +30,19 @@ VSR_SERVICE = "semantic-router"
 VSR_API_PORT = 8080
 ROUTER_UID = 65532
 """The router image sets no USER; the pod runs as this non-root UID so that the restricted profile admits it."""
-CONFIG_FORMAT = "v0.3"
+CONFIG_FORMAT = "v" + ".".join(VSR_VERSION.split(".")[:2])
+"""The config file's ``version``: the release's major.minor (``v0.3``)."""
 
-AUTO_MODEL_NAMES: dict[str, tuple[str, ...]] = {
-    # IsAutoModelName: "auto" or global.router.auto_model_name, whose default is "MoM"; exact match
-    # (vllm-project/semantic-router@v0.3.0:src/semantic-router/pkg/config/helper.go:75-89,
-    # canonical_global.go:24). Any other model (e.g. "vllm-sr/auto") passes through unrouted.
-    "0.3.0": ("MoM", "auto"),
-}
-"""The request ``model`` values that make each router version choose the model."""
+# IsAutoModelName: "auto" or global.router.auto_model_name, whose default is "MoM"; exact match
+# (vllm-project/semantic-router@v0.3.0:src/semantic-router/pkg/config/helper.go:75-89,
+# canonical_global.go:24). Any other model (e.g. "vllm-sr/auto") passes through unrouted.
+AUTO_MODEL_NAMES: tuple[str, ...] = ("MoM", "auto")
+"""The request ``model`` values that make the pinned router release choose the model."""
 
 
-def auto_model_names(version: str = VSR_VERSION) -> tuple[str, ...]:
-    """The model names that trigger routing in router ``version``; the first is the documented one."""
-    return AUTO_MODEL_NAMES[version]
+def auto_model_names() -> tuple[str, ...]:
+    """The model names that trigger routing in the pinned router; the first is the documented one."""
+    return AUTO_MODEL_NAMES
 
 
 EMBEDDING_MODEL = "mmbert-embed-32k-2d-matryoshka"

@@ -20,6 +20,7 @@ import pulumi_kubernetes as k8s
 from ..azure.model_store import ModelStore
 from ..azure.workload_identity import WorkloadIdentity
 from ..context import ClusterContext
+from ..core import pins
 from ..core.images import relocate
 from ..core.security import restricted_container, restricted_pod
 from . import router_config
@@ -91,6 +92,7 @@ class RouterModels:
             "PREFIX": self.prefix,
             "MODELS": ",".join(models),
             "DEST": "/models",
+            "BLOB_API_VERSION": pins.azure_api_version("storage-blob"),
         }
         job = k8s.batch.v1.Job(
             f"{name}-job",

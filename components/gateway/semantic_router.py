@@ -22,6 +22,7 @@ import pulumi_kubernetes as k8s
 from .._base import PACKAGE, Children, kubernetes_provider, raise_problems, validate_args
 from .._k8s import KubernetesObject
 from ..context import ClusterContext
+from ..core import pins
 from ..core.errors import FieldProblem
 from ..core.images import relocate
 from ..core.security import restricted_container, restricted_namespace, restricted_pod
@@ -46,11 +47,11 @@ OFFLINE_ENV = [
 
 
 def chart_values(config: dict[str, Any], models_claim: str, image_registry: str | None = None) -> dict[str, Any]:
-    """Values for semantic-router chart 0.3.0 (read at vllm-project/semantic-router@v0.3.0:deploy/helm/semantic-router)."""
+    """Values for the pinned semantic-router chart (read at vllm-project/semantic-router@v0.3.0:deploy/helm/semantic-router)."""
     return {
         "image": {
-            "repository": relocate(router_config.VSR_IMAGE_REPOSITORY, image_registry),
-            "tag": f"v{router_config.VSR_VERSION}",
+            "repository": relocate(router_config.VSR_IMAGE.name, image_registry),
+            "tag": router_config.VSR_IMAGE.tag,
         },
         # templates/configmap.yaml reads .Values.config (it has no configOverride: Helm would drop it).
         "config": config,
@@ -70,7 +71,7 @@ def extension_policy(gateway: GatewayRef, service_host_port: tuple[str, int]) ->
     (src/semantic-router/pkg/extproc/processor_res_header_runtime.go:109-129)."""
     service, port = service_host_port
     return {
-        "apiVersion": "gateway.envoyproxy.io/v1alpha1",
+        "apiVersion": pins.api_version("EnvoyExtensionPolicy"),
         "kind": "EnvoyExtensionPolicy",
         "metadata": {"name": f"{gateway.name}-semantic-router", "namespace": gateway.namespace},
         "spec": {
@@ -96,7 +97,7 @@ def reference_grant(gateway_namespace: str) -> dict[str, Any]:
     """Lets an EnvoyExtensionPolicy in the gateway's namespace name the router's Service
     (Envoy Gateway refuses cross-namespace backendRefs without one: internal/gatewayapi/validate.go)."""
     return {
-        "apiVersion": "gateway.networking.k8s.io/v1beta1",
+        "apiVersion": pins.api_version("ReferenceGrant"),
         "kind": "ReferenceGrant",
         "metadata": {"name": f"{gateway_namespace}-extproc", "namespace": NAMESPACE},
         "spec": {

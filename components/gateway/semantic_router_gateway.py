@@ -20,6 +20,7 @@ import pulumi_kubernetes as k8s
 from .._base import PACKAGE, Children, kubernetes_provider, raise_problems, validate_args
 from ..azure import AzureOpenAI, ManagedGrafana, WorkloadIdentity
 from ..context import ClusterContext
+from ..core import pins
 from ..core.images import relocate
 from . import router_config
 from .ai_gateway import AiGateway
@@ -185,7 +186,7 @@ class SemanticRouterGateway(pulumi.ComponentResource):
         for role, (namespace, labels, endpoints) in targets.items():
             k8s.apiextensions.CustomResource(
                 f"{name}-{role}-podmonitor",
-                api_version="azmonitoring.coreos.com/v1",
+                api_version=pins.api_version("PodMonitor"),
                 kind="PodMonitor",
                 metadata={"name": f"{name}-{role}", "namespace": namespace},
                 spec={

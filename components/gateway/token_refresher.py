@@ -16,13 +16,14 @@ from pydantic import AfterValidator, Field, field_validator
 
 from .._base import PACKAGE, Children, StrictModel, kubernetes_provider, raise_problems, validate_args
 from ..azure.workload_identity import WorkloadIdentity
+from ..core import pins
 from ..core.errors import FieldProblem
 from ..core.images import require_pinned
 from ..core.names import DNS_LABEL, DNS_SUBDOMAIN
 from ..core.security import restricted_container, restricted_pod
 
 SCRIPT = Path(__file__).with_name("refresher") / "refresh_token.py"
-IMAGE = "python:3.12.7-slim"
+IMAGE = pins.image("python")
 """Plain pinned Python: the script uses the standard library only."""
 COGNITIVE_SERVICES_SCOPE = "https://cognitiveservices.azure.com/.default"
 NOBODY_UID = 65534

@@ -20,6 +20,7 @@ from pydantic import AfterValidator, Field
 from .._base import PACKAGE, Children, StrictModel, kubernetes_provider, validate_args
 from ..azure.workload_identity import WorkloadIdentity
 from ..context import ClusterContext
+from ..core import pins
 from ..core.images import require_pinned
 from ..core.names import DNS_LABEL
 from ..core.security import restricted_container, restricted_pod
@@ -28,7 +29,7 @@ from ..core.security import restricted_container, restricted_pod
 # (open-telemetry/opentelemetry-collector-releases@v0.159.0:distributions/otelcol-contrib/manifest.yaml
 # lines 15 and 64); the exporter takes an authenticator from v0.139.0 (contrib PR #41107) and the
 # extension custom scopes from 0.132 (PR #41084). The image runs as 10001 (its Dockerfile's USER).
-COLLECTOR_IMAGE = "otel/opentelemetry-collector-contrib:0.159.0"
+COLLECTOR_IMAGE = pins.image("otel-collector")
 COLLECTOR_UID = 10001
 OTLP_PORT = 4317
 SERVICE_ACCOUNT = "otel-collector"

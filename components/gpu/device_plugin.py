@@ -22,6 +22,7 @@ import pulumi_kubernetes as k8s
 from pydantic import Field
 
 from .._base import PACKAGE, Children, StrictModel, kubernetes_provider, node_agent_namespace, raise_problems, validate_args
+from ..core import pins
 from ..core.endpoints import INSTANCE_LABEL
 from ..core.errors import FieldProblem
 from ..core.labels import NVIDIA_GPU_TOLERATION, is_mig_resource
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from ..azure.gpu_node_pool import GpuNodePool
     from ..context import ClusterContext
 
-IMAGE = "nvcr.io/nvidia/k8s-device-plugin"
+IMAGE = pins.image_pin("nvidia-device-plugin").name
 """NVIDIA's device plugin image (the chart's ``image.repository``; tag ``v<version>``)."""
 MPS_ROOT = "/run/nvidia/mps"
 
@@ -40,8 +41,8 @@ MPS_ROOT = "/run/nvidia/mps"
 class NvidiaDevicePluginArgs(StrictModel):
     """The NVIDIA device plugin DaemonSet."""
 
-    version: str = Field("0.17.0", pattern=r"^\d+\.\d+\.\d+$")
-    """Device plugin release; the image is ``nvcr.io/nvidia/k8s-device-plugin:v<version>``. Default ``0.17.0``."""
+    version: str = Field(pins.chart("nvidia-device-plugin").version, pattern=r"^\d+\.\d+\.\d+$")
+    """Device plugin release; the image is ``nvcr.io/nvidia/k8s-device-plugin:v<version>``. Default: the pins table's."""
 
     namespace: str = "nvidia-device-plugin"
     """Namespace of the DaemonSet. Default ``nvidia-device-plugin``."""

@@ -15,6 +15,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from .._base import PACKAGE, Children, kubernetes_provider, node_agent_namespace, raise_problems, validate_args
+from ..core import pins
 from ..core.labels import GPU_DEVICE_CLASS as GPU_CLASS
 from ..core.labels import MIG_DEVICE_CLASS as MIG_CLASS
 from ..core.labels import NVIDIA_GPU, is_mig_resource
@@ -48,8 +49,8 @@ __all__ = [
     "model_class_cel",
 ]
 
-DRA_DRIVER_CHART = "oci://registry.k8s.io/dra-driver-nvidia/charts/dra-driver-nvidia-gpu"
-GPU_OPERATOR_REPO = "https://helm.ngc.nvidia.com/nvidia"
+DRA_DRIVER_CHART = pins.chart("dra-driver-nvidia-gpu").ref
+GPU_OPERATOR_REPO = pins.chart("gpu-operator").repository
 DRA_DRIVER_NAMESPACE = "dra-driver-nvidia-gpu"
 
 
@@ -79,7 +80,7 @@ class DraDeviceClasses(pulumi.ComponentResource):
         :param opts: Standard Pulumi resource options; a Kubernetes ``provider`` here wins over the cluster's.
             Children wait for its ``depends_on`` too (the RDMA network that owns the namespace).
         :param pools: The GPU pools whose GPUs DRA allocates (NVIDIA sizes only).
-        :param cluster: The cluster: its Kubernetes provider, and its version (DRA needs 1.34).
+        :param cluster: The cluster: its Kubernetes provider, and its version (DRA needs the pins table's minimum minor).
         """
         args = validate_args(DraDeviceClassesArgs, args, "DraDeviceClasses", name)
         raise_problems("DraDeviceClasses", name, dra_device_classes_problems(args, pools, cluster.kubernetes_version))
@@ -163,7 +164,7 @@ def _gpu_operator(
     )
     return k8s.helm.v4.Chart(
         f"{name}-gpu-operator",
-        chart="gpu-operator",
+        chart=pins.chart("gpu-operator").name,
         repository_opts={"repo": GPU_OPERATOR_REPO},
         version=operator.chart_version,
         namespace=namespace.metadata["name"],

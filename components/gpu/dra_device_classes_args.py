@@ -10,6 +10,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from .._base import StrictModel
+from ..core import pins
 from ..core.errors import FieldProblem
 from ..core.labels import NVIDIA_GPU, is_mig_resource
 from ..core.names import DNS_LABEL
@@ -25,8 +26,8 @@ OPERATOR_DRIVER_ROOT = "/run/nvidia/driver"
 class GpuOperatorArgs(StrictModel):
     """The NVIDIA GPU Operator, for pools created with ``driver: none`` (seed 002 section 3)."""
 
-    chart_version: str = "v25.10.0"
-    """``gpu-operator`` chart version from helm.ngc.nvidia.com. Default ``v25.10.0`` (the AKS DRA blog's pin)."""
+    chart_version: str = pins.chart("gpu-operator").version
+    """``gpu-operator`` chart version from helm.ngc.nvidia.com. Default: the pins table's (the AKS DRA blog's pin)."""
 
     driver: bool = True
     """Let the operator install the driver container. Default True: that is why a pool says ``driver: none``.
@@ -55,8 +56,8 @@ class DraDeviceClassesArgs(StrictModel):
     install_driver: bool = True
     """Install the NVIDIA GPU DRA driver. Default True; False when the cluster already runs it."""
 
-    chart_version: str = "0.4.1"
-    """``dra-driver-nvidia-gpu`` chart version (no ``v`` prefix). Default ``0.4.1``."""
+    chart_version: str = pins.chart("dra-driver-nvidia-gpu").version
+    """``dra-driver-nvidia-gpu`` chart version (no ``v`` prefix). Default: the pins table's."""
 
     gpu_counts: list[int] = Field(default_factory=lambda: [1])
     """Claim templates ``gpu-<n>`` for n GPUs of any model. Default ``[1]``."""

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..core import pins
 from ..core.labels import (
     GPU_DEVICE_CLASS,
     MIG_DEVICE_CLASS,
@@ -99,7 +100,7 @@ def dra_driver_values(driver_root: str, pools: Sequence[GpuPool]) -> dict[str, A
     """The ``dra-driver-nvidia-gpu`` chart's values: GPUs only, its kubelet plugin on exactly the DRA pools."""
     return {
         "nvidiaDriverRoot": driver_root,
-        "resourceApiVersion": "resource.k8s.io/v1",
+        "resourceApiVersion": pins.api_version("DeviceClass"),
         # GPUs only: ComputeDomains need multi-node NVLink, which these sizes do not have.
         "resources": {"gpus": {"enabled": True}, "computeDomains": {"enabled": False}},
         # The chart refuses to start unless told no device plugin runs on these nodes; this

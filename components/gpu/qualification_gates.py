@@ -15,6 +15,7 @@ import pulumi_kubernetes as k8s
 from pydantic import Field, field_validator
 
 from .._base import PACKAGE, Children, StrictModel, kubernetes_provider, raise_problems, validate_args
+from ..core import pins
 from ..core.errors import FieldProblem
 from ..core.images import pin_problem
 from .gate_jobs import GATE_LABEL, GATES, Gate, GatePlan, script_files
@@ -33,12 +34,12 @@ class QualificationGatesArgs(StrictModel):
     pool: str
     """The RDMA pool to test; it needs two nodes for gates 3-6. Required."""
 
-    tools_image: str = "nvcr.io/nvidia/pytorch:25.09-py3"
-    """Image with perftest (``ib_write_bw``), PyTorch and NCCL. Default the NGC PyTorch 25.09 image;
+    tools_image: str = pins.image("gate-tools")
+    """Image with perftest (``ib_write_bw``), PyTorch and NCCL. Default the pinned NGC PyTorch image (``gate-tools``);
     a gate whose tool is missing fails with a message saying so."""
 
-    nixl_image: str = "vllm/vllm-openai:v0.11.0"
-    """Image with the ``nixl`` Python package and PyTorch for gate 5. Default vLLM 0.11.0."""
+    nixl_image: str = pins.image("gate-nixl")
+    """Image with the ``nixl`` Python package and PyTorch for gate 5. Default the pins table's ``gate-nixl``."""
 
     min_gbps_per_rail: float | None = Field(None, gt=0)
     """Lowest acceptable ib_write_bw average. Default: 75% of the catalog's per-NIC rate (seed 004

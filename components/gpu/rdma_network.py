@@ -12,6 +12,7 @@ import pulumi_kubernetes as k8s
 from pydantic import Field, field_validator
 
 from .._base import PACKAGE, Children, StrictModel, kubernetes_provider, raise_problems, validate_args
+from ..core import pins
 from ..core.errors import FieldProblem
 from ..core.labels import AGENTPOOL_LABEL, DRANET_DRIVER, POOL_ANNOTATION
 from ..core.labels import RDMA_DEVICE_CLASS as DEVICE_CLASS
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from ..azure.gpu_node_pool import GpuNodePool
     from ..context import ClusterContext
 
-DRANET_CHART = "oci://registry.k8s.io/networking/charts/dranet"
+DRANET_CHART = pins.chart("dranet").ref
 # Seed 004 section 4: only RDMA-capable devices that the dra.net driver publishes.
 DEVICE_CLASS_CEL = f'device.driver == "{DRANET_DRIVER}" && device.attributes["{DRANET_DRIVER}"].rdma == true'
 NO_SCHEDULE = {"operator": "Exists", "effect": "NoSchedule"}
@@ -40,11 +41,11 @@ class RdmaNetworkArgs(StrictModel):
     It is labelled Pod Security ``privileged`` because "baseline" forbids IPC_LOCK; the policy pack's
     ipc-lock-without-privileged rule is the compensating control."""
 
-    chart_version: str = "v1.3.0"
-    """DRANET Helm chart version (tags carry a ``v``). Default ``v1.3.0``, the version seed 004 qualified."""
+    chart_version: str = pins.chart("dranet").version
+    """DRANET Helm chart version (tags carry a ``v``). Default: the pins table's ``dranet``."""
 
-    image_tag: str = "v1.3.0"
-    """DRANET image tag. Default ``v1.3.0``, matching the chart."""
+    image_tag: str = pins.image_pin("dranet").tag
+    """DRANET image tag. Default: the pinned image, of the chart's release."""
 
     partial_node_nics: list[int] = Field(default_factory=list)
     """Extra claim templates for fewer NICs than a full node, e.g. ``[2]``, made for every pool of the
@@ -154,7 +155,7 @@ class RdmaNetwork(pulumi.ComponentResource):
         :param args: DRANET settings, an ``RdmaNetworkArgs`` or a dict of its fields.
         :param opts: Standard Pulumi resource options; a Kubernetes ``provider`` here wins over the cluster's.
         :param pools: The RDMA pools; each must be an RDMA-capable size.
-        :param cluster: The cluster: its Kubernetes provider, and its version (DRA needs 1.34).
+        :param cluster: The cluster: its Kubernetes provider, and its version (DRA needs the pins table's minimum minor).
         """
         args = validate_args(RdmaNetworkArgs, args, "RdmaNetwork", name)
         raise_problems("RdmaNetwork", name, rdma_network_problems(args, pools, cluster.kubernetes_version))

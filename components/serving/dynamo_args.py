@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from .._base import StrictModel
+from ..core import pins
 from ..core.names import DNS_LABEL
 
 if TYPE_CHECKING:
@@ -33,9 +34,9 @@ class DynamoPlatformArgs(StrictModel):
     create_namespace: bool = True
     """Create the namespace. Default True; False when another part of the stack owns it."""
 
-    chart_version: str = Field("1.6.1", pattern=r"^\d+\.\d+\.\d+$")
+    chart_version: str = Field(pins.chart("dynamo-platform").version, pattern=r"^\d+\.\d+\.\d+$")
     """Version of the ``dynamo-platform`` chart (``https://helm.ngc.nvidia.com/nvidia/ai-dynamo/charts/``),
-    exact; the operator image gets the same tag. Default ``1.6.1`` (ai-dynamo 1.6.1 on PyPI, 2026-10-27). The
+    exact; the operator image gets the same tag. Default: the pins table's ``dynamo-platform``. The
     runtime image must be of the same release, so change both together. ``aks-gpu plan`` renders the chart of
     this version where it finds its archive (``--charts``, the cache, ``shared/upstream``, or ``--pull``)."""
 
@@ -83,9 +84,9 @@ class DynamoInferenceArgs(StrictModel):
     served_model_name: str | None = None
     """The ``model`` clients send. Default None: ``model``."""
 
-    runtime_image: str = Field("nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.1", pattern=r"^[^\s:]+(/[^\s:]+)*:[^\s:]+$")
-    """Image of the frontend and the workers, pinned by tag. Default ``vllm-runtime:1.6.1`` (vLLM 0.31.0, the
-    pin of the ai-dynamo 1.6.1 wheel), the tag of the pinned platform: the runtime and the operator must be of
+    runtime_image: str = Field(pins.image("dynamo-vllm-runtime"), pattern=r"^[^\s:]+(/[^\s:]+)*:[^\s:]+$")
+    """Image of the frontend and the workers, pinned by tag. Default: the pins table's ``dynamo-vllm-runtime``,
+    the tag of the pinned platform: the runtime and the operator must be of
     one release, and the operator reads the runtime version from this tag."""
 
     prefill: DynamoWorkerArgs = Field(default_factory=DynamoWorkerArgs)

@@ -37,7 +37,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from ..core import models
+from ..core import models, pins
 from ..core.endpoints import DYNAMO_FRONTEND_PORT, INSTANCE_LABEL, dynamo_component_service
 from ..core.errors import FieldProblem
 from ..core.labels import NVIDIA_GPU
@@ -48,13 +48,13 @@ from .dynamo_args import DynamoInferenceArgs, DynamoPlacement, DynamoSecrets, Dy
 if TYPE_CHECKING:
     from ..gpu.pod_contract import RdmaPodSpec
 
-DYNAMO_VERSION = "1.6.1"
-CHART_REPO = "https://helm.ngc.nvidia.com/nvidia/ai-dynamo"
+DYNAMO_VERSION = pins.chart("dynamo-platform").version
+CHART_REPO = pins.chart("dynamo-platform").repository
 """The NGC Helm repository whose ``charts/<chart>-<version>.tgz`` the install guide fetches. Used as a Helm
 repository (``repository_opts``) so the planner finds the chart by name and version; that NGC serves an
 ``index.yaml`` there is NOT verified offline."""
-OPERATOR_IMAGE = "nvcr.io/nvidia/ai-dynamo/kubernetes-operator"
-API_VERSION = "nvidia.com/v1beta1"
+OPERATOR_IMAGE = pins.image_pin("dynamo-operator").name
+API_VERSION = pins.api_version("DynamoGraphDeployment")
 KIND = "DynamoGraphDeployment"
 FRONTEND_PORT = DYNAMO_FRONTEND_PORT
 """The frontend's OpenAI HTTP port (``dynamo.frontend --http-port`` default, ``DYN_HTTP_PORT``; the operator's

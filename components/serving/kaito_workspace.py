@@ -15,14 +15,14 @@ from pydantic import Field, field_validator, model_validator
 from .._base import PACKAGE, StrictModel, kubernetes_provider, raise_problems, validate_args
 from .._k8s import KubernetesObject
 from ..context import ClusterContext
-from ..core import catalog
+from ..core import catalog, pins
 from ..core.endpoints import KAITO_POD_PORT as POD_PORT  # noqa: F401 (the gateway imports it from here until it reads core.endpoints)
 from ..core.endpoints import KAITO_SERVICE_PORT
 from ..core.endpoints import KAITO_SERVICE_PORT as SERVICE_PORT  # noqa: F401 (likewise)
 from ..core.errors import FieldProblem
 from ..core.names import DNS_LABEL, DNS_SUBDOMAIN, LABEL_NAME, LABEL_VALUE
 
-API_VERSION = "kaito.sh/v1beta1"
+API_VERSION = pins.api_version("Workspace")
 KIND = "Workspace"
 
 PRESETS = (

@@ -7,31 +7,33 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core import pins
 from ..core.endpoints import INSTANCE_LABEL, VLLM_PORT
 from ..core.security import restricted_container
 from .vllm_service_args import VllmServiceArgs
 
 DECODE_ENGINE_PORT = 8200
 """Decode pods: vLLM listens here, the llm-d routing sidecar takes VLLM_PORT in front of it (llm-d P/D guide)."""
-ROUTING_SIDECAR_IMAGE = "ghcr.io/llm-d/llm-d-routing-sidecar:v0.8.0"
+ROUTING_SIDECAR_IMAGE = pins.image("llm-d-routing-sidecar")
 """The sidecar image llm-d v0.8.0 publishes (``llm-d/llm-d-router@v0.8.0:.github/workflows/ci-release.yaml``
 ``sidecar_name``); the ``llm-d-router-disagg-sidecar`` name starts at v0.9.0, with a new EPP image too."""
-INFERENCEPOOL_CHART = "oci://registry.k8s.io/gateway-api-inference-extension/charts/inferencepool"
-INFERENCEPOOL_CHART_VERSION = "v1.3.1"
+INFERENCEPOOL_CHART = pins.chart("inferencepool").ref
+INFERENCEPOOL_CHART_VERSION = pins.chart("inferencepool").version
 """The Gateway API Inference Extension chart (InferencePool + endpoint picker), KAITO's pin."""
 EPP_PORT = 9002
 """The endpoint picker's ext_proc port, which the InferencePool's ``endpointPickerRef`` names (chart default
 ``inferenceExtension.extProcPort``)."""
-INFERENCE_CRDS_URL = "https://github.com/kubernetes-sigs/gateway-api-inference-extension/releases/download/v1.3.1/manifests.yaml"
+INFERENCE_CRDS_URL = pins.manifest_url("inference-extension-crds")
 """The Inference Extension's CRDs (InferencePool and the x-k8s kinds), applied the way its guide applies them
 (``kubectl apply -f .../releases/download/<tag>/manifests.yaml``, site-src/guides/index.md at v1.3.1); the file is
 ``kustomize build config/crd`` at the tag (Makefile ``artifacts``). The inferencepool chart ships no CRDs."""
-EPP_IMAGE = {"hub": "ghcr.io/llm-d", "name": "llm-d-inference-scheduler", "tag": "v0.8.0"}
+_EPP = pins.image_pin("llm-d-epp")
+EPP_IMAGE = {"hub": _EPP.name.rpartition("/")[0], "name": _EPP.name.rpartition("/")[2], "tag": _EPP.tag}
 """llm-d's endpoint picker, which knows prefill/decode roles; upstream GAIE's EPP does not."""
 # Prefill/decode profiles keyed on the llm-d.ai/role label (llm-d P/D guide; verify plugin names
 # against the pinned scheduler when upgrading it).
-PD_PLUGINS = """\
-apiVersion: inference.networking.x-k8s.io/v1alpha1
+PD_PLUGINS = f"""\
+apiVersion: {pins.api_version("EndpointPickerConfig")}
 kind: EndpointPickerConfig
 plugins:
 - type: prefill-header-handler

@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..core import models
+from ..core import models, pins
 from ..core.endpoints import INSTANCE_LABEL, VLLM_PORT
 from ..core.labels import ROLE_LABEL, is_mig_resource, mig_slice
 from ..core.security import restricted_container, restricted_pod
@@ -245,7 +245,7 @@ def pod_monitor(args: VllmServiceArgs) -> dict[str, Any]:
     """Azure managed Prometheus scrapes ``azmonitoring.coreos.com`` PodMonitors (named ports only)."""
     labels = service_labels(args)
     return {
-        "apiVersion": "azmonitoring.coreos.com/v1",
+        "apiVersion": pins.api_version("PodMonitor"),
         "kind": "PodMonitor",
         "metadata": {"name": args.name, "namespace": args.namespace, "labels": labels},
         "spec": {
@@ -264,7 +264,7 @@ def pod_monitor(args: VllmServiceArgs) -> dict[str, Any]:
 def keda_authentication(args: VllmServiceArgs, monitoring: ScalingMonitor) -> dict[str, Any]:
     """KEDA's TriggerAuthentication: it queries Prometheus under its own workload identity."""
     return {
-        "apiVersion": "keda.sh/v1alpha1",
+        "apiVersion": pins.api_version("TriggerAuthentication"),
         "kind": "TriggerAuthentication",
         "metadata": {"name": f"{args.name}-prometheus", "namespace": args.namespace},
         "spec": {"podIdentity": {"provider": "azure-workload", "identityId": monitoring.keda_client_id}},
@@ -297,7 +297,7 @@ def scaled_object(args: VllmServiceArgs, monitoring: ScalingMonitor) -> dict[str
     """KEDA's ScaledObject over the engine Deployment."""
     scaling = args.autoscaling
     return {
-        "apiVersion": "keda.sh/v1alpha1",
+        "apiVersion": pins.api_version("ScaledObject"),
         "kind": "ScaledObject",
         "metadata": {"name": args.name, "namespace": args.namespace},
         "spec": {

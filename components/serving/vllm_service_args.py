@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field, field_validator, model_validator
 
 from .._base import StrictModel
-from ..core import models
+from ..core import models, pins
 from ..core.errors import FieldProblem, FieldProblems
 from ..core.images import pin_problem
 from ..core.names import DNS_LABEL
@@ -120,8 +120,8 @@ class VllmServiceArgs(StrictModel):
     model_path: str | None = None
     """Path of the weights inside the model store's container. Default: the model id."""
 
-    image: str = "vllm/vllm-openai:v0.32.0"
-    """vLLM image, pinned. Default ``v0.32.0`` (Azure Blob streaming needs v0.18.0 or later)."""
+    image: str = pins.image("vllm")
+    """vLLM image, pinned. Default: the pins table's ``vllm`` (Azure Blob streaming needs v0.18.0 or later)."""
 
     served_model_name: str | None = None
     """Name clients pass as ``model``. Default: the model id."""

@@ -24,6 +24,7 @@ from ..azure.monitoring import ManagedPrometheusArgs
 from ..core import catalog
 from ..core.errors import ConfigError, FieldProblem, FieldProblems, validation_problems
 from ..gateway.semantic_router_gateway import SemanticRouterGatewayArgs
+from ..gpu import dra_api
 from ..gpu.device_plugin import NvidiaDevicePluginArgs
 from ..gpu.dra_device_classes import DraDeviceClassesArgs
 from ..gpu.qualification_gates import QualificationGatesArgs
@@ -49,7 +50,7 @@ class ResourceGroupConfig(StrictModel):
 
 
 class DraConfig(DraDeviceClassesArgs):
-    """GPUs through Dynamic Resource Allocation (Kubernetes 1.34+)."""
+    """GPUs through Dynamic Resource Allocation (resource.k8s.io/v1: the pins table's minimum Kubernetes minor)."""
 
     pools: list[str] | None = None
     """GPU pools whose GPUs DRA allocates. Default: every NVIDIA pool."""
@@ -231,9 +232,9 @@ class StackConfig(StrictModel):
 
     def _version_problems(self) -> list[FieldProblem]:
         version = self.cluster.kubernetes_version
-        if not version or tuple(int(x) for x in version.split(".")[:2]) >= (1, 34):
+        if not dra_api.too_old(version):
             return []
-        why = "uses resource.k8s.io/v1, which needs Kubernetes 1.34 or later"
+        why = f"uses {dra_api.version_advice()}"
         return [
             FieldProblem("cluster.kubernetes_version", version, f"{section} {why}")
             for section, value in (("dra", self.dra), ("rdma", self.rdma))

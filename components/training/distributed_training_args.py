@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from .._base import StrictModel
+from ..core import pins
 from ..core.names import DNS_LABEL
 
 if TYPE_CHECKING:
@@ -35,13 +36,13 @@ class KubeRayOperatorArgs(StrictModel):
     create_namespace: bool = True
     """Create the namespace. Default True; False when another part of the stack owns it."""
 
-    chart_version: str = Field("1.7.0", pattern=r"^\d+\.\d+\.\d+$")
+    chart_version: str = Field(pins.chart("kuberay-operator").version, pattern=r"^\d+\.\d+\.\d+$")
     """``kuberay-operator`` chart version from ``https://ray-project.github.io/kuberay-helm/``, exact (no
-    range). Default ``1.7.0``, the release whose archive and CRDs ``shared/upstream`` holds; ``aks-gpu plan``
+    range). Default: the pins table's, the release whose archive and CRDs ``shared/upstream`` holds; ``aks-gpu plan``
     renders any version it can find or ``--pull``."""
 
-    image_tag: str = Field("v1.7.0", pattern=r"^v\d+\.\d+\.\d+$")
-    """Tag of ``quay.io/kuberay/operator``. Default ``v1.7.0``, the chart's own (values.yaml ``image.tag``)."""
+    image_tag: str = Field(pins.image_pin("kuberay-operator").tag, pattern=r"^v\d+\.\d+\.\d+$")
+    """Tag of ``quay.io/kuberay/operator``. Default: the pinned image, the chart's own (values.yaml ``image.tag``)."""
 
 
 class HeadArgs(StrictModel):

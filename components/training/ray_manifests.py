@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from ..core import pins
 from ..core.images import parse
 from ..core.labels import SPOT_LABEL, SPOT_TAINT
 from ..core.security import restricted_container, restricted_pod
@@ -28,10 +29,10 @@ if TYPE_CHECKING:
     from ..gpu.pools import GpuPool
     from .distributed_training_args import DistributedTrainingArgs
 
-OPERATOR_CHART = "kuberay-operator"
-OPERATOR_REPO = "https://ray-project.github.io/kuberay-helm/"
+OPERATOR_CHART = pins.chart("kuberay-operator").name
+OPERATOR_REPO = pins.chart("kuberay-operator").repository
 """KubeRay's Helm repository (kuberay helm-chart/kuberay-operator/README.md); no OCI copy is published."""
-OPERATOR_IMAGE = "quay.io/kuberay/operator"
+OPERATOR_IMAGE = pins.image_pin("kuberay-operator").name
 OPERATOR_UID = 65532
 """The operator image's user: ``USER 65532:65532`` on distroless ``nonroot`` (ray-operator/Dockerfile)."""
 RAY_UID = 1000
@@ -257,7 +258,7 @@ def ray_job(plan: TrainingPlan, ray_version: str) -> dict[str, Any]:
     if args.runtime_env:
         spec["runtimeEnvYAML"] = yaml.safe_dump(args.runtime_env, sort_keys=True)
     return {
-        "apiVersion": "ray.io/v1",
+        "apiVersion": pins.api_version("RayJob"),
         "kind": "RayJob",
         "metadata": {"name": args.name, "namespace": plan.namespace, "labels": {TRAINING_LABEL: args.name}},
         "spec": spec,

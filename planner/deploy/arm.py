@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aks_gpu_inference.components.core import vm_disks
+from aks_gpu_inference.components.core import pins, vm_disks
 from aks_gpu_inference.components.core.names import AKS_POOL_NAME
 from aks_gpu_inference.planner.deploy.finding import Finding
 from aks_gpu_inference.planner.deploy.model import DeployModel
@@ -38,7 +38,7 @@ CLUSTER_ENUMS = (
     (("networkProfile", "networkPluginMode"), "NetworkPluginMode"),
     (("networkProfile", "networkDataplane"), "NetworkDataplane"),
 )
-API_VERSION = "2025-09-01"
+API_VERSION = pins.azure_api_version("containerservice")
 """The containerservice API version of the pinned azure-native SDK (its module docstrings say so)."""
 DEFAULT_OS_DISK_GB = 128
 """AKS's OS disk size when ``osDiskSizeGB`` is not set (azure-aks-docs concepts-storage, ephemeral OS)."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from aks_gpu_inference.components.core import pins
 from aks_gpu_inference.components.core.endpoints import dynamo_component_service
 from aks_gpu_inference.components.gateway import router_config
 from aks_gpu_inference.planner.deploy import filter_chain, inference_pool, router
@@ -195,7 +196,7 @@ class _Walk:
         """The Services the Dynamo operator makes for the frontends of the v1beta1 DynamoGraphDeployments."""
         found = set()
         for graph in self.of_kind("DynamoGraphDeployment"):
-            if graph.get("apiVersion") != "nvidia.com/v1beta1":
+            if graph.get("apiVersion") != pins.api_version("DynamoGraphDeployment"):
                 continue
             about = meta(graph)
             for component in (graph.get("spec") or {}).get("components") or []:

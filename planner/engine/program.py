@@ -28,6 +28,8 @@ from pulumi.runtime.proto import resource_pb2
 from pulumi.runtime.stack import run_in_stack
 from pulumi.runtime.sync_await import _sync_await
 
+from aks_gpu_inference.components.core import pins
+
 SECRET = "<secret>"
 
 
@@ -98,7 +100,7 @@ _PLACEHOLDER_KUBECONFIG = base64.b64encode(
                     "name": "offline",
                     "user": {
                         "exec": {
-                            "apiVersion": "client.authentication.k8s.io/v1beta1",
+                            "apiVersion": pins.api_version("ExecCredential"),
                             "command": "kubelogin",
                             "args": ["get-token", "--login", "devicecode"],
                         }

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from aks_gpu_inference.components.core import pins
 from aks_gpu_inference.planner.scan import CHECKS, Place, Problem, Report
 from aks_gpu_inference.policies.rules import RULES, Finding
 
@@ -118,5 +119,9 @@ def as_sarif(report: Report, exit_code: int) -> str:
     root = base.as_uri()
     run_ |= {"originalUriBaseIds": {SRCROOT: {"uri": root if root.endswith("/") else root + "/"}}}
     run_ |= {"invocations": [invocation], "results": results}
-    sarif = {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0", "runs": [run_]}
+    sarif = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": pins.table()["formats"]["sarif"]["value"],
+        "runs": [run_],
+    }
     return json.dumps(sarif, indent=2)

@@ -13,6 +13,7 @@ import pulumi_kubernetes as k8s
 import pytest
 
 from aks_gpu_inference.components._base import ComponentInputError, validate_args
+from aks_gpu_inference.components.core import pins
 from aks_gpu_inference.components.gateway.ai_gateway import AiGateway
 from aks_gpu_inference.components.gateway.ai_gateway_args import (
     AZURE_API_VERSION,
@@ -214,7 +215,7 @@ def test_redis_is_pinned_non_root_ephemeral_and_private(default_build):
     assert deployment["metadata"]["namespace"] == "envoy-gateway-system"
     pod = deployment["spec"]["template"]["spec"]
     (container,) = pod["containers"]
-    assert container["image"] == "redis:7.4.1-alpine"
+    assert container["image"] == pins.image("redis") == "docker.io/library/redis:" + pins.image_pin("redis").tag
     assert container["args"] == ["--save", "", "--appendonly", "no"]
     assert pod["securityContext"]["runAsNonRoot"] is True and pod["securityContext"]["runAsUser"] == 999
     assert container["securityContext"] == {

@@ -274,7 +274,7 @@ def test_the_bench_runs_and_reports_every_point(capsys):
 def test_the_overhead_models_the_vllm_release_vllm_service_pins():
     from aks_gpu_inference.components.serving.vllm_service_args import VllmServiceArgs
 
-    assert VllmServiceArgs.model_fields["image"].default == f"vllm/vllm-openai:v{models.PINNED_VLLM_VERSION}"
+    assert VllmServiceArgs.model_fields["image"].default == f"docker.io/vllm/vllm-openai:v{models.PINNED_VLLM_VERSION}"
     pinned = models.release(models.PINNED_VLLM_VERSION)
     assert pinned >= models.CUDA_GRAPHS_IN_BUDGET_SINCE, "the pinned release reserves CUDA graphs inside the budget"
     assert fit(LLAMA_8B, A100_80_X1, max_model_len=8192).cuda_graph_gib > 0

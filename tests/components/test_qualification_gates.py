@@ -8,6 +8,7 @@ import pulumi_kubernetes as k8s
 import pytest
 
 from aks_gpu_inference.components import DraDeviceClasses, GpuNodePool, QualificationGates, QualificationGatesArgs, RdmaNetwork
+from aks_gpu_inference.components.core import pins
 from aks_gpu_inference.components.gpu.gate_jobs import GATES, SCRIPTS, GatePlan
 from aks_gpu_inference.components.gpu.pod_contract import RdmaPodSpec
 from aks_gpu_inference.components.gpu.qualification_gates import qualification_gates_problems
@@ -158,7 +159,7 @@ def test_every_gate_pod_carries_the_rdma_contract(default_run):
         assert container["command"] == ["bash", f"/gates/{SCRIPT_OF[number]}"]
         assert container["volumeMounts"] == [{"name": "gates", "mountPath": "/gates", "readOnly": True}]
         assert pod["volumes"] == [{"name": "gates", "configMap": {"name": "qualify-scripts-1"}}]
-        image = "vllm/vllm-openai:v0.11.0" if number == 5 else "nvcr.io/nvidia/pytorch:25.09-py3"
+        image = pins.image("gate-nixl") if number == 5 else pins.image("gate-tools")
         assert container["image"] == image
 
 

@@ -87,7 +87,7 @@ def test_the_merged_config_turns_the_sample_cache_and_tools_off():
 
 def test_auto_routing_names_come_from_the_router_version():
     """Before: clients were told to send "vllm-sr/auto", which router 0.3.0 passes through unrouted."""
-    assert auto_model_names("0.3.0") == ("MoM", "auto")
+    assert auto_model_names() == ("MoM", "auto")
     assert "vllm-sr/auto" not in auto_model_names()
 
 

@@ -14,6 +14,7 @@ import pytest
 
 from aks_gpu_inference.components._base import ComponentInputError, validate_args
 from aks_gpu_inference.components.azure.workload_identity import WorkloadIdentity
+from aks_gpu_inference.components.core import pins
 from aks_gpu_inference.components.gateway.token_refresher import (
     SCRIPT,
     EntraTokenRefresher,
@@ -136,7 +137,7 @@ def test_component_objects():
     pod = cron.inputs["spec"]["jobTemplate"]["spec"]["template"]
     assert pod["metadata"]["labels"]["azure.workload.identity/use"] == "true"
     assert pod["spec"]["serviceAccountName"] == "aoai-token"
-    assert pod["spec"]["containers"][0]["image"] == "python:3.12.7-slim"
+    assert pod["spec"]["containers"][0]["image"] == pins.image("python")
     (config_map,) = of_type(run, "core/v1:ConfigMap")
     assert config_map.inputs["data"]["refresh_token.py"] == SCRIPT.read_text()
     assert len(of_type(run, "batch/v1:Job")) == 1

@@ -8,6 +8,7 @@ import yaml
 
 from aks_gpu_inference.components._base import ComponentInputError, validate_args
 from aks_gpu_inference.components.azure.workload_identity import WorkloadIdentity
+from aks_gpu_inference.components.core import pins
 from aks_gpu_inference.components.gateway.token_refresher import EntraTokenRefresher
 from aks_gpu_inference.components.gateway.tracing import OTLP_PORT, TraceCollector, TraceCollectorArgs
 from aks_gpu_inference.planner.engine.values import kubernetes_object
@@ -74,7 +75,7 @@ def test_app_insights_takes_only_entra_authenticated_telemetry():
     pod = one(run, "apps/v1:Deployment").inputs["spec"]["template"]
     assert pod["spec"]["serviceAccountName"] == "otel-collector"
     assert pod["metadata"]["labels"]["azure.workload.identity/use"] == "true"
-    assert pod["spec"]["containers"][0]["image"] == "otel/opentelemetry-collector-contrib:0.159.0"
+    assert pod["spec"]["containers"][0]["image"] == pins.image("otel-collector")
 
 
 def test_connection_string_stays_a_secret_and_the_pod_is_restricted():

@@ -34,7 +34,7 @@ from aks_gpu_inference.components import (
 from aks_gpu_inference.components._base import ComponentInputError, raise_problems, validate_args
 from aks_gpu_inference.components.azure.model_store import ModelStore
 from aks_gpu_inference.components.azure.workload_identity import BUILT_IN_ROLES, WorkloadIdentity
-from aks_gpu_inference.components.core import models
+from aks_gpu_inference.components.core import models, pins
 from aks_gpu_inference.components.core.labels import is_mig_resource
 from aks_gpu_inference.components.serving.vllm_checks import vllm_service_problems
 from aks_gpu_inference.components.serving.vllm_disaggregation import INFERENCEPOOL_CHART
@@ -256,7 +256,7 @@ def test_vllm_args_stream_weights_from_blob_with_the_runai_streamer(default_buil
     holder, run = default_build
     container = vllm_container(deployment(run))
     args = container["args"]
-    assert container["image"] == "vllm/vllm-openai:v0.32.0"
+    assert container["image"] == pins.image("vllm")
     container_name = one(run, "storage:BlobContainer").inputs["containerName"]
     assert flag(args, "--model") == f"az://{container_name}/{LLAMA_8B}" == holder["store"].model_uri(LLAMA_8B)
     assert flag(args, "--load-format") == "runai_streamer"

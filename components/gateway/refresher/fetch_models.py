@@ -19,12 +19,11 @@ import xml.etree.ElementTree as ElementTree
 
 from refresh_token import fetch_token
 
-API_VERSION = "2021-08-06"
-"""Blob service REST version sent as x-ms-version (Entra bearer tokens need 2017-11-09 or later)."""
-
 
 def _get(url: str, token: str):
-    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}", "x-ms-version": API_VERSION})
+    # Blob service REST version sent as x-ms-version (Entra bearer tokens need 2017-11-09 or later), from the pins table.
+    headers = {"Authorization": f"Bearer {token}", "x-ms-version": os.environ["BLOB_API_VERSION"]}
+    request = urllib.request.Request(url, headers=headers)
     return urllib.request.urlopen(request, timeout=60)
 
 

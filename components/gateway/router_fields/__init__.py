@@ -33,6 +33,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from ...core import pins
+
 __all__ = ["load", "unknown_fields"]
 
 _DIR = Path(__file__).resolve().parent
@@ -40,7 +42,7 @@ MAX_HINT_DISTANCE = 3  # closestField: bestDist starts at 4
 
 
 @cache
-def load(version: str = "0.3.0") -> dict:
+def load(version: str = pins.chart("semantic-router").version) -> dict:
     """The generated key table for a vSR release (cached; do not mutate the result)."""
     path = _DIR / f"v{version.removeprefix('v')}.json"
     if not path.is_file():
@@ -50,7 +52,7 @@ def load(version: str = "0.3.0") -> dict:
         return json.load(fh)
 
 
-def unknown_fields(config: dict, version: str = "0.3.0") -> list[str]:
+def unknown_fields(config: dict, version: str = pins.chart("semantic-router").version) -> list[str]:
     """One message per key of ``config`` that the router's config types do not know, with its dotted path."""
     if not isinstance(config, dict):
         raise TypeError(f"a vSR config is a mapping, not {type(config).__name__}")
