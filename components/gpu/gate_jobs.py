@@ -31,16 +31,16 @@ class Gate:
     gpus: str
     """``none``, ``one`` or ``all`` GPUs per pod."""
     image: str
-    """Which image arg runs it: ``tools_image`` or ``nixl_image``."""
+    """Which image arg runs it: ``tools_image``, ``nccl_image`` or ``nixl_image``."""
 
 
 GATES = [
     Gate(1, "nic-isolation", "one-NIC DRA claim sees exactly one uverbs device", "uverbs.sh", 1, "one", "none", "tools_image"),
     Gate(2, "full-node-nics", "full-node claim sees every NIC", "uverbs.sh", 1, "all", "none", "tools_image"),
     Gate(3, "ib-write-bw", "two-node ib_write_bw over RC, no TCP fallback", "ib_write_bw.sh", 2, "one", "none", "tools_image"),
-    Gate(4, "nccl", "NCCL all-reduce with DMA-BUF and GDRDMA, zero wrong values", "nccl.sh", 2, "all", "one", "tools_image"),
+    Gate(4, "nccl", "NCCL all-reduce with DMA-BUF and GDRDMA, zero wrong values", "nccl.sh", 2, "all", "one", "nccl_image"),
     Gate(5, "nixl", "NIXL transfer over UCX rc_mlx5, zero wrong values", "nixl.sh", 2, "all", "one", "nixl_image"),
-    Gate(6, "full-node-nccl", "full-node NCCL on all GPUs and rails", "nccl.sh", 2, "all", "all", "tools_image"),
+    Gate(6, "full-node-nccl", "full-node NCCL on all GPUs and rails", "nccl.sh", 2, "all", "all", "nccl_image"),
 ]
 
 

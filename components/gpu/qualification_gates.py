@@ -35,11 +35,17 @@ class QualificationGatesArgs(StrictModel):
     """The RDMA pool to test; it needs two nodes for gates 3-6. Required."""
 
     tools_image: str = pins.image("gate-tools")
-    """Image with perftest (``ib_write_bw``), PyTorch and NCCL. Default the pinned NGC PyTorch image (``gate-tools``);
-    a gate whose tool is missing fails with a message saying so."""
+    """Image with perftest (``ib_write_bw``), PyTorch and NCCL for gates 1-3 (and 4 and 6 without ``nccl_image``).
+    Default the pinned NGC PyTorch image (``gate-tools``); a gate whose tool is missing fails saying so."""
 
-    nixl_image: str = pins.image("gate-nixl")
-    """Image with the ``nixl`` Python package and PyTorch for gate 5. Default the pins table's ``gate-nixl``."""
+    nccl_image: str | None = None
+    """Image with PyTorch and NCCL for gates 4 and 6. Default: ``tools_image``; a stack whose pool trains sets the
+    training image here, so the gates qualify the NCCL and libibverbs the job will use."""
+
+    nixl_image: str = pins.image("vllm")
+    """Image with the ``nixl`` Python package and PyTorch for gate 5. Default the pinned vLLM engine image; a stack
+    sets the image of the pool's disaggregated engines (vLLM, or Dynamo's runtime), so gate 5 qualifies the NIXL and
+    UCX that move the KV cache."""
 
     min_gbps_per_rail: float | None = Field(None, gt=0)
     """Lowest acceptable ib_write_bw average. Default: 75% of the catalog's per-NIC rate (seed 004
@@ -51,10 +57,10 @@ class QualificationGatesArgs(StrictModel):
     run: str = Field("1", pattern=r"^[a-z0-9]{1,8}$")
     """Run identifier in the Job names. Default ``1``; change it to run the gates again."""
 
-    @field_validator("tools_image", "nixl_image")
+    @field_validator("tools_image", "nccl_image", "nixl_image")
     @classmethod
-    def _pinned(cls, image: str) -> str:
-        if pin_problem(image):
+    def _pinned(cls, image: str | None) -> str | None:
+        if image is not None and pin_problem(image):
             raise ValueError("pin the image to a version tag or digest, so a gate result means the same thing next time")
         return image
 
@@ -167,12 +173,17 @@ class QualificationGates(pulumi.ComponentResource):
             k8s.batch.v1.Job(
                 f"{name}-gate-{gate.number}",
                 metadata=plan.metadata(gate),
-                spec=plan.job_spec(gate, getattr(args, gate.image), contract),
+                spec=plan.job_spec(gate, gate_image(args, gate), contract),
                 opts=job_opts,
             )
             self.jobs[f"gate-{gate.number}-{gate.slug}"] = plan.job_name(gate)
         self.verdict_command = plan.verdict_command
         self.register_outputs({"jobs": self.jobs, "verdict_command": self.verdict_command})
+
+
+def gate_image(args: QualificationGatesArgs, gate: Gate) -> str:
+    """The image a gate runs: its own arg, ``nccl_image`` falling back to ``tools_image``."""
+    return getattr(args, gate.image) or args.tools_image
 
 
 def _gpu_template(gate: Gate, pool: str, gpu_claims: DraDeviceClasses | None) -> str | None:

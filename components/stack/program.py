@@ -39,6 +39,7 @@ from ..training.distributed_training import DistributedTraining
 from ..training.distributed_training_args import CheckpointStore, TrainingWorkers
 from . import precheck
 from .config import StackConfig, config_from_env, parse_stack_config
+from .gate_images import workload_gate_images
 
 
 def stack_file() -> str:
@@ -182,7 +183,8 @@ def _gpu_software(config: StackConfig, stack: Stack, context: ClusterContext, by
     if config.rdma and config.rdma.gates:
         stack.gates = QualificationGates(
             "qualify",
-            config.rdma.gates,
+            # The gates run the images the pool's engines and training job run (gate_images.py).
+            config.rdma.gates.model_copy(update=workload_gate_images(config)),
             opts=pulumi.ResourceOptions(depends_on=[r for r in (stack.rdma, stack.dra) if r]),
             network=stack.rdma,
             cluster=context,

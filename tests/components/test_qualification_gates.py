@@ -159,7 +159,7 @@ def test_every_gate_pod_carries_the_rdma_contract(default_run):
         assert container["command"] == ["bash", f"/gates/{SCRIPT_OF[number]}"]
         assert container["volumeMounts"] == [{"name": "gates", "mountPath": "/gates", "readOnly": True}]
         assert pod["volumes"] == [{"name": "gates", "configMap": {"name": "qualify-scripts-1"}}]
-        image = pins.image("gate-nixl") if number == 5 else pins.image("gate-tools")
+        image = pins.image("vllm") if number == 5 else pins.image("gate-tools")
         assert container["image"] == image
 
 
