@@ -52,7 +52,7 @@ def test_prefill_and_decode_never_share_a_node():
 def test_the_decode_pods_run_llm_ds_routing_sidecar():
     decode = _deployments()["llama-70b-decode"]["spec"]["template"]
     (sidecar,) = decode["spec"]["initContainers"]
-    assert sidecar["restartPolicy"] == "Always" and sidecar["image"].startswith("ghcr.io/llm-d/llm-d-routing-sidecar:")
+    assert sidecar["restartPolicy"] == "Always" and sidecar["image"].startswith("ghcr.io/llm-d/llm-d-router-disagg-sidecar:")
     assert decode["metadata"]["labels"]["llm-d.ai/role"] == "decode"
 
 

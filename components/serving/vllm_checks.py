@@ -10,6 +10,9 @@ from typing import TYPE_CHECKING
 from ..core import models
 from ..core.errors import FieldProblem
 from ..core.labels import is_mig_resource
+from . import llmd_registry
+from .picker_check import check_args, check_config
+from .vllm_disaggregation import PICKER_RELEASE, picker_config, sidecar_args
 from .vllm_manifests import dra_template
 from .vllm_service_args import AzureServices, GpuPlacement, VllmSecrets, VllmServiceArgs
 
@@ -98,6 +101,17 @@ def rdma_problems(args: VllmServiceArgs, placement: GpuPlacement) -> list[FieldP
     return problems
 
 
+def picker_problems(args: VllmServiceArgs) -> list[FieldProblem]:
+    """The picker config and sidecar flags as the pinned llm-d release reads them: what it would refuse at start is
+    refused here (warnings, such as a config that never disaggregates, are the plan's)."""
+    if not args.disaggregation:
+        return []
+    table = llmd_registry.load(PICKER_RELEASE)
+    found = check_config(picker_config(args), PICKER_RELEASE)
+    found += check_args(sidecar_args(), table["sidecar_flags"], "the disagg sidecar", "sidecar")
+    return [FieldProblem("disaggregation", args.disaggregation.decider, p.message) for p in found if p.level == "blocker"]
+
+
 def service_fit(args: VllmServiceArgs, pool: GpuNodePool) -> models.FitResult:
     """The GPU-memory fit of one replica on the pool (on its MIG slice, if it serves slices)."""
     return models.fit(
@@ -135,7 +149,7 @@ def vllm_service_problems(
     facts = model_facts_problems(args)
     gpus = gpu_count_problems(args, placement.pool)
     problems = facts + source_problems(args, secrets, azure) + gpus
-    problems += dra_problems(args, placement) + rdma_problems(args, placement)
+    problems += dra_problems(args, placement) + rdma_problems(args, placement) + picker_problems(args)
     if args.autoscaling and (azure is None or azure.monitoring is None):
         problems.append(
             FieldProblem("autoscaling", "set", "needs the cluster's managed Prometheus (query endpoint and KEDA identity)")

@@ -112,7 +112,7 @@ class VllmService(pulumi.ComponentResource):
                 chart=INFERENCEPOOL_CHART,
                 version=INFERENCEPOOL_CHART_VERSION,
                 namespace=args.namespace,
-                values=inference_pool_values(labels),
+                values=inference_pool_values(args, labels),
                 opts=child,
             )
         self.fit = fit

@@ -96,6 +96,17 @@ class DisaggregationArgs(StrictModel):
     decode_replicas: int = Field(1, ge=1, le=32)
     """Decode engines, one full node each. Default 1."""
 
+    decider: Literal["prefix", "always"] = "prefix"
+    """How llm-d's picker decides whether a request's prompt goes to a prefill pod. Default ``prefix``
+    (``prefix-based-pd-decider``): when at least ``prefill_threshold_tokens`` of the prompt are not in the chosen
+    decode pod's prefix cache; a follow-up turn the decode pod already holds stays there. ``always``
+    (``always-disagg-pd-decider``) prefills every prompt on a prefill pod."""
+
+    prefill_threshold_tokens: int = Field(16, ge=1, le=1_048_576)
+    """With ``decider: prefix``: how many uncached prompt tokens send a request to prefill. Default 16, the value
+    llm-d-router's e2e tests run; raise it to keep short prompts on decode. 0 would never disaggregate, so it is
+    refused."""
+
 
 class VllmServiceArgs(StrictModel):
     """One model served by vLLM. Plain values: they decide names, counts and the memory fit."""

@@ -26,6 +26,8 @@ from typing import Any, Protocol
 
 import yaml
 
+from aks_gpu_inference.planner.deploy import picker
+from aks_gpu_inference.planner.deploy.finding import Finding
 from aks_gpu_inference.planner.deploy.model import DeployModel, KubeObject
 
 
@@ -35,6 +37,7 @@ class _Walk(Protocol):
     objects: list[dict]
     index: dict[tuple[str, str, str], dict]
     model: DeployModel
+    findings: list[Finding]
 
     def has(self, kind: str, namespace: str, name: str) -> bool: ...
     def block(self, where: str, message: str, fix: str) -> None: ...
@@ -44,8 +47,6 @@ class _Walk(Protocol):
 GROUP = "inference.networking.k8s.io"
 ROLE_LABEL = "llm-d.ai/role"
 """The label llm-d's picker reads an engine's role from (``prefill`` or ``decode``)."""
-SIDECAR_FLAG = "--vllm-port"
-"""llm-d's routing sidecar forwards to the local vLLM on this port (pkg/sidecar/proxy/options.go)."""
 PROXY_NAMESPACE = "envoy-gateway-system"
 PROXY_LABELS = {
     "app.kubernetes.io/name": "envoy",
@@ -78,19 +79,16 @@ class _Pod:
     """One pod template: where it comes from, its labels and containers."""
 
     def __init__(self, obj: KubeObject, template: Any):
-        self.obj, self.labels = obj, _labels(template)
+        self.obj, self.labels, self.spec = obj, _labels(template), template.spec
         self.containers = [c for _, c in template.containers()]
 
     def ports(self) -> set[int]:
         return {p.get("containerPort") for c in self.containers for p in c.get("ports") or []}
 
     def sidecar_target(self) -> int | None:
-        """The vLLM port llm-d's routing sidecar forwards to, if the pod has the sidecar."""
-        for c in self.containers:
-            for arg in [*(c.get("args") or []), *(c.get("command") or [])]:
-                if isinstance(arg, str) and arg.startswith(f"{SIDECAR_FLAG}="):
-                    return int(arg.split("=", 1)[1]) if arg.split("=", 1)[1].isdigit() else -1
-        return None
+        """The vLLM port llm-d's disagg sidecar forwards to, if the pod has the sidecar."""
+        container = picker.sidecar(self.containers)
+        return None if container is None else picker.sidecar_target(container)
 
     def wants_key(self) -> bool:
         return any(e.get("name") == "VLLM_API_KEY" for c in self.containers for e in c.get("env") or []) or any(
@@ -214,8 +212,10 @@ def _picker(w: _Walk, ns: str, spec: Mapping, where: str) -> str:
     if port not in {p.get("port") for p in (service.get("spec") or {}).get("ports") or []}:
         w.block(where, f"the endpoint picker Service {ns}/{name} has no port {port}", "match endpointPickerRef.port")
     labels = _picker_labels(w, ns, spec)
-    if not any(obj.namespace == ns and _matches(labels, _labels(t)) for obj, t in w.model.pods()):
+    pods = [(obj.manifest, t.spec) for obj, t in w.model.pods() if obj.namespace == ns and _matches(labels, _labels(t))]
+    if not pods:
         w.block(where, f"the endpoint picker Service {ns}/{name} selects no pods", "deploy the endpoint picker")
+    w.findings += picker.picker_findings(w.objects, ns, pods, where)
     return f"picker {name}:{port}"
 
 
@@ -235,6 +235,8 @@ def _roles(w: _Walk, pods: list[_Pod], port: int | None, where: str) -> list[str
             w.block(where, f"the routing sidecar of {pod.obj.label} forwards to port {target}, which no container has", "fix it")
         else:
             steps.append(f"decode {pod.obj.label} (routing sidecar :{port} -> vLLM :{target})")
+        if target is not None:
+            w.findings += picker.sidecar_findings(picker.sidecar(pod.containers), where)
     if decode and not prefill:
         w.block(where, "the pool has decode pods but no prefill pods for their sidecars to call", "deploy the prefill engines")
     steps += [f"prefill {p.obj.label} :{port}" for p in prefill]

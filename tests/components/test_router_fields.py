@@ -5,12 +5,8 @@ The committed key table is all these tests need; the upstream mirror and the cha
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +14,7 @@ import yaml
 
 from aks_gpu_inference.components.gateway.router_fields import load, unknown_fields
 from aks_gpu_inference.planner.inputs.upstream import missing_reason, upstream_dir
+from tests.go_module import git_module, tool
 
 REPO = Path(__file__).resolve().parents[2]
 TABLE = REPO / "components" / "gateway" / "router_fields" / "v0.3.0.json"
@@ -25,11 +22,7 @@ MIRROR = Path(os.environ.get("VSR_MIRROR", "/work/.mirror/vllm-project+semantic-
 
 
 def _generator():
-    spec = importlib.util.spec_from_file_location("router_fields_gen", REPO / "tools" / "router_fields.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return tool("router_fields")
 
 
 def _minimal() -> dict:
@@ -295,22 +288,7 @@ EXTRA_GO = 'package extra\n\ntype Thing struct {\n\tT []string `yaml:"t"`\n}\n'
 
 
 def _git_module(tmp_path: Path, files: dict[str, str]) -> Path:
-    if shutil.which("git") is None:
-        pytest.skip("git is not installed")
-    repo = tmp_path / "repo"
-    for rel, text in files.items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(text, encoding="utf-8")
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@t",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@t",
-    }
-    for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "x"], ["tag", "v1"]):
-        subprocess.run(["git", "-C", str(repo), *cmd], check=True, env=env)
-    return repo
+    return git_module(tmp_path, files)
 
 
 def _generate(repo: Path, tmp_path: Path, root: str = "Root") -> tuple[int, dict | None]:

@@ -36,8 +36,9 @@ from aks_gpu_inference.components.azure.model_store import ModelStore
 from aks_gpu_inference.components.azure.workload_identity import BUILT_IN_ROLES, WorkloadIdentity
 from aks_gpu_inference.components.core import models, pins
 from aks_gpu_inference.components.core.labels import is_mig_resource
+from aks_gpu_inference.components.serving.picker_check import check_config
 from aks_gpu_inference.components.serving.vllm_checks import vllm_service_problems
-from aks_gpu_inference.components.serving.vllm_disaggregation import INFERENCEPOOL_CHART
+from aks_gpu_inference.components.serving.vllm_disaggregation import INFERENCEPOOL_CHART, PICKER_RELEASE
 from aks_gpu_inference.components.serving.vllm_manifests import BLOB_STREAM_GBPS, HUB_GBPS, WARMUP_SECONDS, dra_template
 from aks_gpu_inference.planner.analyzer import analyze
 from aks_gpu_inference.planner.engine.values import kubernetes_object
@@ -772,9 +773,10 @@ def test_decode_runs_vllm_behind_the_routing_sidecar(disaggregated_build):
         assert container[probe]["httpGet"] == {"path": "/health", "port": "engine"}
     (sidecar,) = pod_of(decode)["initContainers"]
     assert sidecar["name"] == "routing-sidecar" and sidecar["restartPolicy"] == "Always"
-    # The name llm-d v0.8.0 publishes (llm-d-router@v0.8.0 ci-release.yaml), with that version's flags.
-    assert sidecar["image"] == "ghcr.io/llm-d/llm-d-routing-sidecar:v0.8.0"
-    assert {"--port=8000", "--vllm-port=8200", "--kv-connector=nixlv2", "--secure-proxy=false"} <= set(sidecar["args"])
+    # The sidecar of the picker's release (llm-d-router@v0.10.0 ci-release.yaml), with that version's flags.
+    assert sidecar["image"] == pins.image("llm-d-router-disagg-sidecar")
+    assert sidecar["image"].rpartition(":")[2] == pins.image_pin("llm-d-router-endpoint-picker").tag, "one release"
+    assert sidecar["args"] == ["--port=8000", "--model-server-port=8200", "--kv-connector=nixlv2", "--secure-proxy=false"]
     assert sidecar["ports"] == [{"name": "http", "containerPort": 8000}]
     assert sidecar["securityContext"]["allowPrivilegeEscalation"] is False
     assert sidecar["securityContext"]["capabilities"] == {"drop": ["ALL"]}
@@ -800,14 +802,15 @@ def test_inferencepool_chart_routes_over_both_roles(disaggregated_build):
     assert "targetPortNumber" not in values["inferencePool"]
     extension = values["inferenceExtension"]
     image = extension["image"]
-    assert (image["hub"], image["name"]) == ("ghcr.io/llm-d", "llm-d-inference-scheduler")
+    assert (image["hub"], image["name"]) == ("ghcr.io/llm-d", "llm-d-router-endpoint-picker")
     assert re.fullmatch(r"v\d+\.\d+\.\d+", image["tag"])
     assert extension["pluginsConfigFile"] == "pd-config.yaml"
     assert set(extension["pluginsCustomConfig"]) == {"pd-config.yaml"}
     config = yaml.safe_load(extension["pluginsCustomConfig"]["pd-config.yaml"])
     assert config["kind"] == "EndpointPickerConfig"
     declared = {p["type"] for p in config["plugins"]}
-    assert "pd-profile-handler" in declared
+    assert {"disagg-profile-handler", "prefix-based-pd-decider"} <= declared
+    assert check_config(config, PICKER_RELEASE) == [], "the pinned picker loads it and it disaggregates"
     profiles = {p["name"]: [ref["pluginRef"] for ref in p["plugins"]] for p in config["schedulingProfiles"]}
     assert set(profiles) == {"prefill", "decode"}
     assert {ref for refs in profiles.values() for ref in refs} <= declared, "every pluginRef names a declared plugin"

@@ -10,6 +10,8 @@ ALLOWED = {
     "components.gateway.router_config": "the router config the request-path check and the plan report read",
     "components.gateway.router_fields": "the vSR config-key table the router check reads",
     "components.stack.stack_input": "the stack's secret keys, which stack files are read with",
+    "components.serving.llmd_registry": "llm-d's picker and sidecar rules, generated from their source",
+    "components.serving.picker_check": "the picker config and flags read as the pinned llm-d release reads them",
 }
 
 

@@ -115,7 +115,7 @@ def test_decode_pods_without_the_sidecar_never_call_prefill():
 def test_a_sidecar_pointing_nowhere_is_a_blocker():
     model = llmd()
     (sidecar,) = obj(model, "Deployment", "llama-70b-decode")["spec"]["template"]["spec"]["initContainers"]
-    sidecar["args"] = [a if not a.startswith("--vllm-port=") else "--vllm-port=9999" for a in sidecar["args"]]
+    sidecar["args"] = [a if not a.startswith("--model-server-port=") else "--model-server-port=9999" for a in sidecar["args"]]
     assert found(model) == [
         "the routing sidecar of Deployment llm-d-infra/llama-70b-decode forwards to port 9999, which no container has"
     ]
@@ -151,3 +151,53 @@ def test_a_network_policy_that_admits_only_the_gateway_breaks_prefill_decode():
     assert "a NetworkPolicy on Deployment llm-d-infra/llama-70b-decode keeps out the gateway's Envoy proxies (port 8000)" in (
         found(model)
     )
+
+
+# ---- the picker and the sidecar, read as the llm-d release their images name ---------------------------------------
+
+
+def picker_config_map(model) -> dict:
+    return obj(model, "ConfigMap", "llama-70b-inferencepool-epp")
+
+
+def test_the_rendered_picker_config_is_checked_as_the_picker_loads_it():
+    model = llmd()
+    data = picker_config_map(model)["data"]
+    config = yaml.safe_load(data["pd-config.yaml"])
+    config["plugins"] = [p for p in config["plugins"] if p["type"] != "prefix-based-pd-decider"]
+    config["featureGates"] = ["prepareDataPlugins"]
+    data["pd-config.yaml"] = yaml.safe_dump(config)
+    messages = found(model)
+    assert any("feature gate 'prepareDataPlugins' is unknown or unregistered" in m for m in messages), messages
+    assert any(
+        "refers to plugin 'prefix-based-pd-decider' through deciders.prefill, which is not declared" in m for m in messages
+    )
+
+
+def test_a_boolean_flag_rendered_as_two_arguments_is_a_blocker():
+    model = llmd()
+    container = obj(model, "Deployment", "llama-70b-inferencepool-epp")["spec"]["template"]["spec"]["containers"][0]
+    container["args"] += ["--secure-serving", "false"]  # what inferencepool v1.3.1 renders for flags: {secure-serving: false}
+    assert any("--secure-serving false is two arguments" in m for m in found(model))
+
+
+def test_the_picker_needs_rbac_on_every_kind_it_watches():
+    model = llmd()
+    role = obj(model, "Role", "llama-70b-inferencepool-epp")
+    role["rules"] = [r for r in role["rules"] if "inferenceobjectives" not in r.get("resources", [])]
+    assert any("may not get, list and watch inferenceobjectives" in m for m in found(model))
+
+
+def test_a_sidecar_flag_the_release_does_not_define_is_a_blocker():
+    model = llmd()
+    (sidecar,) = obj(model, "Deployment", "llama-70b-decode")["spec"]["template"]["spec"]["initContainers"]
+    sidecar["args"] = [*sidecar["args"], "--secure-serving=false"]  # the EPP's flag, which the sidecar exits on
+    assert any("defines no flag --secure-serving; it exits at start" in m for m in found(model))
+
+
+def test_an_image_without_a_table_is_reported_as_not_checked():
+    model = llmd()
+    container = obj(model, "Deployment", "llama-70b-inferencepool-epp")["spec"]["template"]["spec"]["containers"][0]
+    container["image"] = "ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.11.0"
+    _, findings = request_path.walk(model, upstream_dir())
+    assert any(f.level == "warning" and f.message.startswith("not checked: the picker image") for f in findings)
