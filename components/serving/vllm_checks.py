@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core import models
+from ..core import models, startup
 from ..core.errors import FieldProblem
 from ..core.labels import is_mig_resource
 from . import llmd_registry
 from .picker_check import check_args, check_config
 from .vllm_disaggregation import PICKER_RELEASE, picker_config, sidecar_args
-from .vllm_manifests import dra_template
+from .vllm_manifests import dra_template, shm_gib
 from .vllm_service_args import AzureServices, GpuPlacement, VllmSecrets, VllmServiceArgs
 
 if TYPE_CHECKING:
@@ -112,6 +112,36 @@ def picker_problems(args: VllmServiceArgs) -> list[FieldProblem]:
     return [FieldProblem("disaggregation", args.disaggregation.decider, p.message) for p in found if p.level == "blocker"]
 
 
+def host_memory_problems(args: VllmServiceArgs, pool: GpuNodePool) -> list[FieldProblem]:
+    """The engine's memory limit against what it uses while loading, and against the node's memory."""
+    facts = args.facts()
+    needed = startup.host_memory_gib(facts.weight_bytes("auto"), args.tensor_parallel_size, shm_gib(args), args.source)
+    given = _gib(args.memory) if args.memory else needed
+    why = (
+        f"the engine uses about {needed:.0f} GiB of host memory while it loads (one copy of the checkpoint in the "
+        f"streamer's buffer, {args.tensor_parallel_size} GPU worker(s), the server and {shm_gib(args)} GiB of /dev/shm)"
+    )
+    if given < needed:
+        return [
+            FieldProblem(
+                "memory",
+                args.memory,
+                f"{why}: the load would be OOM-killed; give at least {int(-(-needed // 1))}Gi or leave it unset",
+            )
+        ]
+    if given > pool.sku.ram_gib:
+        return [
+            FieldProblem(
+                "memory", args.memory or f"{needed:.0f}Gi", f"{pool.sku.name} has {pool.sku.ram_gib:g} GiB of memory; {why}"
+            )
+        ]
+    return []
+
+
+def _gib(quantity: str) -> float:
+    return float(quantity[:-2]) / (1024 if quantity.endswith("Mi") else 1)
+
+
 def service_fit(args: VllmServiceArgs, pool: GpuNodePool) -> models.FitResult:
     """The GPU-memory fit of one replica on the pool (on its MIG slice, if it serves slices)."""
     return models.fit(
@@ -155,5 +185,5 @@ def vllm_service_problems(
             FieldProblem("autoscaling", "set", "needs the cluster's managed Prometheus (query endpoint and KEDA identity)")
         )
     if not facts and not gpus:
-        problems += fit_problems(args, placement.pool)
+        problems += fit_problems(args, placement.pool) + host_memory_problems(args, placement.pool)
     return problems

@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..core import models, pins
+from ..core import models, pins, startup
 from ..core.endpoints import INSTANCE_LABEL, VLLM_PORT
 from ..core.labels import ROLE_LABEL, is_mig_resource, mig_slice
 from ..core.security import restricted_container, restricted_pod
@@ -26,13 +26,6 @@ if TYPE_CHECKING:
     from ..azure.gpu_node_pool import GpuNodePool
     from ..gpu.pod_contract import RdmaPodSpec
 
-BLOB_STREAM_GBPS = 1.0
-"""Assumed Blob-to-GPU streaming rate per pod (GB/s) for the startup budget. The RunAI streamer reads
-tensors concurrently; a Premium block-blob account sustains well over this, so budgets err long."""
-HUB_GBPS = 0.15
-"""Assumed download rate from the Hugging Face hub (GB/s), for the startup budget."""
-WARMUP_SECONDS = 180
-"""Engine start after the weights are in: profiling, KV allocation and CUDA graph capture."""
 VLLM_UID = 1000
 """The non-root user vLLM runs as (the image defines none; HOME and USER are set for it)."""
 
@@ -42,11 +35,22 @@ def service_labels(args: VllmServiceArgs) -> dict[str, str]:
     return {"app.kubernetes.io/name": "vllm", INSTANCE_LABEL: args.name}
 
 
-def load_seconds(args: VllmServiceArgs, facts: models.ModelFactsArgs) -> int:
-    """Estimated seconds from container start to a ready engine: the weights' transfer plus warm-up."""
-    rate = BLOB_STREAM_GBPS if args.source == "blob" else HUB_GBPS
-    # The whole checkpoint streams even with dtype fp8: vLLM quantizes after loading.
-    return int(facts.weight_bytes("auto") / 1e9 / rate) + WARMUP_SECONDS
+def cold_start(args: VllmServiceArgs, facts: models.ModelFactsArgs, gpu_model: str) -> startup.ColdStart:
+    """The allowance from container start to a ready engine on a cold node (``core/startup.py``). The whole
+    checkpoint streams even with dtype fp8: vLLM quantizes after loading."""
+    eager = "--enforce-eager" in args.extra_args
+    return startup.cold_start(facts.weight_bytes("auto"), facts.layers, args.tensor_parallel_size, args.source, gpu_model, eager)
+
+
+def shm_gib(args: VllmServiceArgs) -> int:
+    """``/dev/shm`` for the tensor-parallel workers (NCCL and PyTorch exchange tensors there): 4 GiB per GPU."""
+    return max(2, 4 * args.tensor_parallel_size)
+
+
+def host_memory(args: VllmServiceArgs, facts: models.ModelFactsArgs) -> str:
+    """The engine pod's memory request and limit: ``args.memory``, else what it uses while it loads."""
+    needed = startup.host_memory_gib(facts.weight_bytes("auto"), args.tensor_parallel_size, shm_gib(args), args.source)
+    return args.memory or f"{math.ceil(needed)}Gi"
 
 
 def streamer_concurrency(facts: models.ModelFactsArgs) -> int:
@@ -80,9 +84,9 @@ class VllmEngine:
     """RdmaNetwork's pod contract for the pool, for ``rdma: true``."""
 
     @property
-    def load_seconds(self) -> int:
-        """The estimated load, which sizes the startup probe and Pulumi's wait."""
-        return load_seconds(self.args, self.facts)
+    def cold_start(self) -> startup.ColdStart:
+        """The cold-start allowance, which sizes the startup probe and Pulumi's wait."""
+        return cold_start(self.args, self.facts, self.pool.sku.gpu_model)
 
 
 def vllm_args(engine: VllmEngine, role: str) -> list[str]:
@@ -90,8 +94,12 @@ def vllm_args(engine: VllmEngine, role: str) -> list[str]:
     args = engine.args
     loader = []
     if args.source == "blob":
-        concurrency = streamer_concurrency(engine.facts)
-        loader = ["--load-format", "runai_streamer", "--model-loader-extra-config", json.dumps({"concurrency": concurrency})]
+        streamer: dict[str, Any] = {"concurrency": streamer_concurrency(engine.facts)}
+        if args.tensor_parallel_size > 1:
+            # One copy per node, partitioned across the ranks, instead of every rank reading the whole checkpoint
+            # (vllm@v0.32.0 runai_streamer_loader.py accepts "distributed").
+            streamer["distributed"] = True
+        loader = ["--load-format", "runai_streamer", "--model-loader-extra-config", json.dumps(streamer)]
     result = [
         "--model", engine.model, *loader,
         "--served-model-name", args.served_model_name or args.model,
@@ -140,7 +148,8 @@ def vllm_resources(engine: VllmEngine) -> tuple[dict[str, Any], dict[str, str]]:
     """The container's resources and the pod's claims (claim name -> template): GPUs from the device
     plugin's resource, or from a DRA claim."""
     args, pool = engine.args, engine.pool
-    resources: dict = {"requests": {"cpu": args.cpu, "memory": args.memory}, "limits": {"memory": args.memory}}
+    memory = host_memory(args, engine.facts)
+    resources: dict = {"requests": {"cpu": args.cpu, "memory": memory}, "limits": {"memory": memory}}
     claims: dict[str, str] = {}
     if args.gpu_access == "dra":
         claims["gpus"] = dra_template(pool, args.tensor_parallel_size)
@@ -163,7 +172,7 @@ def vllm_container(engine: VllmEngine, role: str, resources: dict[str, Any]) -> 
         "env": vllm_env(engine, role),
         "resources": resources,
         # The startup budget covers the estimated weight load; liveness starts only after it.
-        "startupProbe": {**probe, "failureThreshold": math.ceil(engine.load_seconds / 10) + 6},
+        "startupProbe": {**probe, "failureThreshold": math.ceil(engine.cold_start.seconds / probe["periodSeconds"])},
         "readinessProbe": {**probe, "failureThreshold": 3},
         "livenessProbe": {**probe, "periodSeconds": 20, "failureThreshold": 3},
         # Exception: torch.compile, triton and the streamer write caches outside the mounted folders.
@@ -186,7 +195,7 @@ def pod_spec(engine: VllmEngine, role: str) -> dict[str, Any]:
         "containers": [vllm_container(engine, role, resources)],
         "volumes": [
             # NCCL and PyTorch exchange tensors through shared memory between TP workers.
-            {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": f"{max(2, 4 * args.tensor_parallel_size)}Gi"}},
+            {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": f"{shm_gib(args)}Gi"}},
             {"name": "home", "emptyDir": {}},
         ],
     }

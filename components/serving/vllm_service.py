@@ -148,7 +148,7 @@ class VllmService(pulumi.ComponentResource):
         """One Deployment per engine role, after the account and Secret, waiting as long as the load may take."""
         args = engine.args
         pod_labels = azure.identity.pod_labels if args.source == "blob" else {}
-        minutes = f"{engine.load_seconds // 60 + 15}m"
+        minutes = f"{engine.cold_start.wait_minutes}m"
 
         def opts() -> pulumi.ResourceOptions:
             return pulumi.ResourceOptions.merge(

@@ -183,8 +183,10 @@ class VllmServiceArgs(StrictModel):
     cpu: str = "8"
     """CPU request per replica. Default 8 cores: tokenization and scheduling run on the CPU."""
 
-    memory: str = "64Gi"
-    """Memory request and limit per replica. Default 64Gi (the streamer buffers tensors in host memory)."""
+    memory: str | None = Field(None, pattern=r"^[1-9][0-9]*(Gi|Mi)$")
+    """Memory request and limit per replica, e.g. ``200Gi``. Default None: what the engine uses while it loads
+    (``core/startup.py host_memory_gib``: one copy of the checkpoint in the streamer's host buffer, 4 GiB per GPU
+    worker and for the server, and ``/dev/shm``). A smaller value is refused: the load would be OOM-killed."""
 
     @field_validator("image")
     @classmethod
