@@ -3,9 +3,10 @@ experience, InfiniBand NICs through DRANET, the six gates, and the Inference Ext
 
 from __future__ import annotations
 
+from aks_gpu_inference.components.core import models, startup
 from aks_gpu_inference.planner import claims
 from aks_gpu_inference.planner.engine.values import plain
-from tests.conftest import expanded_stack, planned_stack
+from tests.conftest import REPO, expanded_stack, planned_stack
 
 ENGINES = ("llama-70b-prefill", "llama-70b-decode")
 
@@ -83,3 +84,16 @@ def test_a_token_costs_both_nodes_of_the_prefill_decode_pair():
     costs = planned_stack("llmd").outputs["gateway_cost_per_million"]["llama-3.3-70b"]
     two_nodes_per_hour = 2 * 98.32
     assert costs["prompt"] == costs["completion"] == round(two_nodes_per_hour / (1500 * 3600) * 1e6, 4)
+
+
+def test_the_cold_start_figures_in_the_docs_are_the_plans():
+    """docs/seed004.md quotes the budget, the wait and the memory of the seed's engines: they are what the stack renders."""
+    doc = (REPO / "docs" / "seed004.md").read_text()
+    decode = _deployments()["llama-70b-decode"]["spec"]["template"]["spec"]
+    vllm = next(c for c in decode["containers"] if c["name"] == "vllm")
+    facts = models.get_model("meta-llama/Llama-3.3-70B-Instruct")
+    budget = startup.cold_start(facts.weight_bytes("auto"), facts.layers, 8, "blob", "H100")
+    assert budget.explain() in doc
+    assert vllm["startupProbe"]["periodSeconds"] * vllm["startupProbe"]["failureThreshold"] == budget.seconds
+    assert f"({budget.wait_minutes} minutes here)" in doc
+    assert f"{vllm['resources']['limits']['memory']} for the seed's engines" in doc
