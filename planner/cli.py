@@ -24,8 +24,9 @@ from aks_gpu_inference.components.core.errors import ConfigError
 # raised an exception in its own code (plan: file, line and the exception).
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL, EXIT_PROGRAM, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
 EXIT_CODES = """exit codes (every command):
-  0  clean
-  1  plan: deploy blockers, mandatory policy violations or unsatisfiable claims; scan: mandatory findings;
+  0  clean (plan: would work, or incomplete without --strict: its verdict says what was not checked)
+  1  plan: deploy blockers, mandatory policy violations or unsatisfiable claims (with --strict, also an
+     incomplete plan); scan: mandatory findings;
      fit: nothing fits; preflight: a shortfall (quota, size, zone, version, feature)
   2  bad input: invalid config or arguments, a file that cannot be read or parsed
   3  internal error (a bug): one line on stderr; run with --debug for the traceback
@@ -109,7 +110,7 @@ def _plan(args: argparse.Namespace, project_dir: Path, out) -> int:
         f"policy.json, claims.json, gateway.json, deployability.json, {counts['kubernetes']} Kubernetes manifests, "
         f"{counts['azure']} Azure resources, graph.mmd/graph.dot ({result.seconds:.1f}s)"
     )
-    return EXIT_FAILED if result.failed else EXIT_OK
+    return EXIT_FAILED if result.failed or (args.strict and result.state == "incomplete") else EXIT_OK
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
@@ -219,6 +220,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--pull",
         action="store_true",
         help="pull a chart found nowhere offline, at its exact version, from its HTTP repository or OCI registry into the cache",
+    )
+    plan.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 when the plan is incomplete (a chart not rendered, a check that could not run), as for a blocker: for CI",
     )
     plan.add_argument(
         "--upstream",

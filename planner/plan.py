@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from aks_gpu_inference.components.core.errors import ConfigError, StackFileConfigError
-from aks_gpu_inference.planner import analyzer, charts, claims, deploy
+from aks_gpu_inference.planner import analyzer, charts, claims, deploy, verdict
 from aks_gpu_inference.planner.deploy import crds as deploy_crds
 from aks_gpu_inference.planner.engine import program as engine
 from aks_gpu_inference.planner.inputs import stackfile
@@ -65,6 +65,16 @@ class Plan:
     def failed(self) -> bool:
         """A mandatory policy violation, an unsatisfiable claim or a deploy blocker: ``pulumi up`` would not work."""
         return bool(self.mandatory or self.blockers or any(not v.satisfiable for v in self.claims))
+
+    @property
+    def gaps(self) -> list[verdict.Gap]:
+        """What this plan could not check, and how to check it: any makes the plan incomplete."""
+        return verdict.gaps(self.renders, self.snapshot_notes, self.unchecked_crds, self.findings, self.stack.stack)
+
+    @property
+    def state(self) -> verdict.State:
+        """``works``, ``fails`` or ``incomplete`` (never ``works`` with a gap)."""
+        return verdict.state(self.failed, self.gaps)
 
 
 def plan(project_dir: Path, stack_name: str, options: PlanOptions, progress: Callable[[str], None] = lambda _: None) -> Plan:

@@ -36,7 +36,8 @@ NOT_CHECKED = (
 @dataclass(frozen=True)
 class Finding:
     check: str
-    level: Literal["blocker", "warning"]
+    level: Literal["blocker", "warning", "unchecked"]
+    """``unchecked``: a check that could not run here; it makes the plan incomplete (``planner.verdict``)."""
     object: str
     message: str
     fix: str

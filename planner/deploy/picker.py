@@ -201,6 +201,5 @@ def _finding(level: str, where: str, message: str) -> Finding:
 
 
 def _unchecked(where: str, message: str) -> Finding:
-    return Finding(
-        "request-path", "warning", where, f"not checked: {message}", "pin a picker release this project has a table for"
-    )
+    how = "pin a release of the llm-d-router images this project has a table for (components/serving/llmd_registry)"
+    return Finding("request-path", "unchecked", where, message, how)

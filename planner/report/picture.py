@@ -36,6 +36,7 @@ h1 { font-size: 20px; margin: 0 0 6px; }
 p { margin: 4px 0; }
 .ok { color: #1b5e20; font-weight: 600; }
 .bad { color: #b71c1c; font-weight: 600; }
+.warn { color: #8a5a00; font-weight: 600; }
 .picture { overflow: auto; margin-top: 10px; }
 svg text { font: 12px system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; fill: #212121; }
 svg .title { font-size: 13px; font-weight: 700; }
@@ -464,7 +465,11 @@ def html(summary: dict[str, Any]) -> str:
             "</head>",
             "<body>",
             f"<h1>{escape(title)} ({escape(summary['stack_file'])})</h1>",
-            f'<p class="{"ok" if verdict["pulumi_up_would_work"] else "bad"}">{_code(summary_doc.headline(summary))}</p>',
+            f'<p class="{ {"works": "ok", "fails": "bad"}.get(verdict["state"], "warn") }">{_code(summary_doc.headline(summary))}</p>',
+            *(
+                f'<p class="warn">Not checked: {escape(gap["what"])}. How to check: {escape(gap["how"])}.</p>'
+                for gap in verdict["incomplete"]
+            ),
             f"<p>Monthly list-price estimate: <b>{escape(summary_doc.money_range(total['usd_per_month_min'], total['usd_per_month_max']))}</b>"
             f" &#183; {summary['resources']['total']} resources &#183; {escape(checks)} &#183; judged offline as of "
             f"{escape(summary['as_of'])}</p>",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from aks_gpu_inference.planner import verdict
 from aks_gpu_inference.planner.report import gateway, quota, sections, training
 from aks_gpu_inference.planner.report.tables import table
 
@@ -27,9 +28,20 @@ def plan_text(plan: Plan) -> str:
         sections.deployability(plan.findings, plan.renders, plan.options.as_of, plan.unchecked_crds, plan.snapshot_notes)
         + "\n\n",
         gateway.text(plan.gateway) + "\n\n",
-        verdicts_text(plan),
+        verdicts_text(plan) + "\n",
+        verdict_text(plan),
     ]
     return "".join(parts)
+
+
+def verdict_text(plan: Plan) -> str:
+    """The last word: would ``pulumi up`` work, would it not, or is the plan incomplete (and how to complete it)."""
+    claims = sum(not v.satisfiable for v in plan.claims)
+    gaps = plan.gaps
+    lines = [f"Verdict: {verdict.headline(plan.state, len(plan.blockers), len(plan.mandatory), claims, len(gaps))}"]
+    for gap in gaps:
+        lines += [f"  not checked: {gap.what}", f"    how to check: {gap.how}"]
+    return "\n".join(lines) + "\n"
 
 
 def verdicts_text(plan: Plan) -> str:

@@ -229,13 +229,14 @@ def deployability(findings, renders, as_of, unchecked_crds=(), notes=()) -> str:
     from aks_gpu_inference.planner.deploy import CHECKS, NOT_CHECKED
 
     blockers = sum(f.level == "blocker" for f in findings)
+    warnings = sum(f.level == "warning" for f in findings)
     lines = [
-        f"Deployability (would `pulumi up` work? judged as of {as_of.isoformat()}): {blockers} blockers, "
-        f"{len(findings) - blockers} warnings"
+        f"Deployability (would `pulumi up` work? judged as of {as_of.isoformat()}): {blockers} blockers, {warnings} warnings"
     ]
     counts = {check: [0, 0] for check in CHECKS}
     for f in findings:
-        counts[f.check][0 if f.level == "blocker" else 1] += 1
+        if f.level != "unchecked":  # gaps, listed under the verdict
+            counts[f.check][0 if f.level == "blocker" else 1] += 1
     lines.append("  " + ", ".join(f"{check} {b}/{w}" for check, (b, w) in counts.items()) + "  (blockers/warnings per check)")
     if renders:
         rows = [

@@ -4,7 +4,8 @@ headline verdict first), both from ``build(plan)``. ``picture`` draws ``plan.htm
 ``summary.json`` (``schema_version`` 1; keys are added, never renamed, within a version):
 
 - ``stack``, ``project``, ``stack_file``, ``as_of``: which plan, judged on which date.
-- ``verdict``: would ``pulumi up`` work (``pulumi_up_would_work``, the plan's ``exit_code``), and the counts that decide
+- ``verdict``: ``state`` (``works``, ``fails`` or ``incomplete``), ``pulumi_up_would_work`` (true only when it works),
+  ``incomplete`` (what was not checked and ``how`` to check it), the plan's ``exit_code``, and the counts that decide
   it: ``blockers``, ``mandatory`` (policy), ``unsatisfiable_claims``; besides ``warnings``, ``advisory``, ``exempted``.
 - ``resources``: what would be created: ``total``, ``components`` / ``azure`` / ``kubernetes`` counts, ``by_type``.
 - ``pools``: every node pool and the nodes KAITO provisions (``provisioned_by``): size, node range, priority,
@@ -36,6 +37,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from aks_gpu_inference.components.core import quota as quota_notes
+from aks_gpu_inference.planner import verdict
 from aks_gpu_inference.planner.azure import preflight
 from aks_gpu_inference.planner.azure import quota as demand
 from aks_gpu_inference.planner.deploy import CHECKS, NOT_CHECKED
@@ -118,15 +120,18 @@ def build(plan: Plan) -> dict[str, Any]:
 
 def _verdict(plan: Plan) -> dict[str, Any]:
     blockers, mandatory = len(plan.blockers), len(plan.mandatory)
+    state, gaps = plan.state, plan.gaps
     return {
-        "pulumi_up_would_work": not plan.failed,
+        "state": state,
+        "pulumi_up_would_work": state == "works",
         "exit_code": 1 if plan.failed else 0,
         "blockers": blockers,
         "mandatory": mandatory,
         "unsatisfiable_claims": sum(not v.satisfiable for v in plan.claims),
-        "warnings": len(plan.findings) - blockers,
+        "warnings": sum(f.level == "warning" for f in plan.findings),
         "advisory": len(plan.verdicts) - mandatory,
         "exempted": len(plan.exempted),
+        "incomplete": [g.as_dict() for g in gaps],
     }
 
 
@@ -225,7 +230,8 @@ def _quota(plan: Plan) -> dict[str, Any]:
 def _checks(plan: Plan) -> list[dict[str, Any]]:
     counts = {check: [0, 0] for check in CHECKS}
     for f in plan.findings:
-        counts[f.check][0 if f.level == "blocker" else 1] += 1
+        if f.level != "unchecked":
+            counts[f.check][0 if f.level == "blocker" else 1] += 1
     return [{"check": check, "blockers": b, "warnings": w} for check, (b, w) in counts.items()]
 
 
@@ -256,14 +262,10 @@ def nodes_text(low: int | None, high: int | None) -> str:
 
 
 def headline(summary: dict[str, Any]) -> str:
-    """The verdict in one sentence: would ``pulumi up`` work, and what decides it."""
+    """The verdict in one sentence: would ``pulumi up`` work, would it not, or is the plan incomplete."""
     v = summary["verdict"]
-    works = "would work" if v["pulumi_up_would_work"] else "would NOT work"
-    return (
-        f"`pulumi up` {works}: {v['blockers']} blockers, {v['mandatory']} mandatory policy violations, "
-        f"{v['unsatisfiable_claims']} unsatisfiable claims ({v['warnings']} warnings, {v['advisory']} advisory, "
-        f"{v['exempted']} exempted)"
-    )
+    sentence = verdict.headline(v["state"], v["blockers"], v["mandatory"], v["unsatisfiable_claims"], len(v["incomplete"]))
+    return f"{sentence} ({v['warnings']} warnings, {v['advisory']} advisory, {v['exempted']} exempted)"
 
 
 def _cell(value: Any) -> str:
@@ -293,6 +295,8 @@ def markdown(summary: dict[str, Any]) -> str:
         "",
         f"**{headline(s)}.** Judged offline as of {s['as_of']}; not a diff against live state.",
         "",
+        *(f"- Not checked: {g['what']}. How to check: {g['how']}." for g in s["verdict"]["incomplete"]),
+        *([""] if s["verdict"]["incomplete"] else []),
         f"Monthly list-price estimate: **{money_range(total['usd_per_month_min'], total['usd_per_month_max'])}**. "
         f"{s['resources']['total']} resources. The picture: [plan.html](plan.html).",
         "",

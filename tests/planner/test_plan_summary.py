@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from aks_gpu_inference.planner import verdict as verdict_module
 from aks_gpu_inference.planner.deploy import CHECKS
 from aks_gpu_inference.planner.plan import Plan, PlanOptions, plan
 from aks_gpu_inference.planner.report import artifacts, picture, sections, summary
@@ -56,12 +57,18 @@ def test_summary_json_agrees_with_the_printed_plan(written, stack):
     assert summary.money_range(total["usd_per_month_min"], total["usd_per_month_max"]) == printed_total(text)
     assert [r["item"] for r in doc["cost"]["rows"]] == [r.item for r in sections.cost_rows(result.run).rows]
     verdict = doc["verdict"]
-    assert verdict["exit_code"] == (1 if result.failed else 0) and verdict["pulumi_up_would_work"] is not result.failed
+    assert verdict["exit_code"] == (1 if result.failed else 0)
+    assert verdict["state"] == result.state and verdict["pulumi_up_would_work"] is (result.state == "works")
+    assert [g["what"] for g in verdict["incomplete"]] == [g.what for g in result.gaps]
+    assert (
+        f"Verdict: {verdict_module.headline(result.state, verdict['blockers'], verdict['mandatory'], 0, len(result.gaps))}"
+        in text
+    )
     assert f"{verdict['blockers']} blockers, {verdict['warnings']} warnings" in text
     assert f"{verdict['mandatory']} mandatory, {verdict['advisory']} advisory, {verdict['exempted']} exempted" in text
     assert sum(doc["resources"]["by_type"].values()) == doc["resources"]["total"] == len(result.run.resources)
     assert [c["check"] for c in doc["checks"]] == list(CHECKS)
-    assert sum(c["blockers"] + c["warnings"] for c in doc["checks"]) == len(doc["findings"])
+    assert sum(c["blockers"] + c["warnings"] for c in doc["checks"]) == sum(f["level"] != "unchecked" for f in doc["findings"])
     assert sorted(p["name"] for p in doc["pools"]) == sorted(line.pool for line in sections.pool_lines(result.run))
     assert {q["quota"] for q in doc["quota"]["rows"]} and all(q["quota"] in text for q in doc["quota"]["rows"])
     assert [i["image"] for i in doc["images"]] == [i["image"] for i in result.gateway["images"]]
@@ -84,7 +91,8 @@ def test_plan_md_leads_with_the_verdict_and_names_every_check(written, stack):
     doc = json.loads((out / "summary.json").read_text())
     lines = (out / "plan.md").read_text().splitlines()
     assert lines[0] == f"# Plan of stack `{stack}` (Pulumi.{stack}.yaml)"
-    assert lines[2].startswith(f"**{summary.headline(doc)}.**") and "`pulumi up` would" in lines[2]
+    assert lines[2].startswith(f"**{summary.headline(doc)}.**") and "`pulumi up` " in lines[2]
+    assert ("would work" in lines[2]) is (doc["verdict"]["state"] == "works")
     for check in CHECKS:
         assert any(re.fullmatch(rf"\| {re.escape(check)} \| \d+ \| \d+ \|", line) for line in lines), check
     for finding in doc["findings"]:
@@ -177,3 +185,23 @@ def test_the_summary_and_the_picture_are_cheap(written):
     summary.markdown(doc)
     picture.html(doc)
     assert time.perf_counter() - started < 0.5  # about 20 ms; a plan takes seconds
+
+
+def test_an_unrendered_chart_makes_the_plan_incomplete_and_never_says_it_would_work(tmp_path, monkeypatch):
+    """A fresh clone with no shared/upstream, an empty chart cache and no network: the charts cannot be rendered."""
+    from aks_gpu_inference.planner.cli import main
+
+    monkeypatch.setenv("AKS_GPU_UPSTREAM", str(tmp_path / "no-upstream"))
+    monkeypatch.setenv("AKS_GPU_CHART_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("AKS_GPU_CHARTS", raising=False)
+    out = tmp_path / "out"
+    assert main(["plan", "dev", "--project-dir", str(REPO), "--out", str(out), "--quiet"]) == 0, "incomplete is not a failure"
+    doc = json.loads((out / "summary.json").read_text())
+    assert doc["verdict"]["state"] == "incomplete" and doc["verdict"]["pulumi_up_would_work"] is False
+    gaps = doc["verdict"]["incomplete"]
+    assert len([g for g in gaps if "was not rendered" in g["what"]]) == 4
+    assert all("--pull" in g["how"] and "--charts DIR" in g["how"] and "AKS_GPU_UPSTREAM" in g["how"] for g in gaps[:4])
+    for name in ("plan.md", "plan.html"):
+        text = (out / name).read_text()
+        assert "would work" not in text and "is not known to work: the plan is incomplete" in text, name
+    assert main(["plan", "dev", "--project-dir", str(REPO), "--out", str(out), "--quiet", "--strict"]) == 1
