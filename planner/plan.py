@@ -14,6 +14,7 @@ from typing import Any
 
 from aks_gpu_inference.components.core.errors import ConfigError, StackFileConfigError
 from aks_gpu_inference.planner import analyzer, charts, claims, deploy, verdict
+from aks_gpu_inference.planner.deploy import capacity as deploy_capacity
 from aks_gpu_inference.planner.deploy import crds as deploy_crds
 from aks_gpu_inference.planner.engine import program as engine
 from aks_gpu_inference.planner.inputs import stackfile
@@ -51,6 +52,8 @@ class Plan:
     gateway: dict[str, Any]
     unchecked_crds: list[str]
     snapshot_notes: list[str]
+    rollouts: list[tuple[str, str]] = field(default_factory=list)
+    """Each GPU workload and what a rolling update of it does on its pools."""
     seconds: float = 0.0
 
     @property
@@ -111,6 +114,7 @@ def plan(project_dir: Path, stack_name: str, options: PlanOptions, progress: Cal
         gateway=gateway_report.build(model, upstream),
         unchecked_crds=deploy_crds.unchecked(model, upstream),
         snapshot_notes=deploy_crds.snapshots(model, upstream),
+        rollouts=deploy_capacity.rollouts(model),
         seconds=time.perf_counter() - started,
     )
 

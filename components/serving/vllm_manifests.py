@@ -18,6 +18,7 @@ from .vllm_disaggregation import (
     NIXL_KV_TRANSFER,
     engine_anti_affinity,
     engine_port,
+    engine_roles,
     routing_sidecar,
 )
 from .vllm_service_args import ScalingMonitor, VllmServiceArgs
@@ -215,6 +216,20 @@ def role_labels(args: VllmServiceArgs, role: str) -> dict[str, str]:
     return {**service_labels(args), **({ROLE_LABEL: role} if role else {})}
 
 
+def rolling_update(engine: VllmEngine, role: str) -> dict[str, int]:
+    """Surge when the pool has room for one more pod beside the service's own (a new pod loads before an old one goes:
+    no downtime); else replace in place, one at a time (the plan warns how long a single replica is then down)."""
+    args, pool = engine.args, engine.pool
+    per_node = 1 if is_mig_resource(pool.gpu_resource_name) else max(1, pool.sku.gpus // args.tensor_parallel_size)
+    roles = engine_roles(args)
+    if args.autoscaling:
+        roles = {role: args.autoscaling.min_replicas}
+    nodes = sum(math.ceil(n / per_node) for n in roles.values())
+    extra = math.ceil((roles[role] + 1) / per_node) - math.ceil(roles[role] / per_node)
+    room = nodes + extra <= pool.max_nodes and not is_mig_resource(pool.gpu_resource_name)
+    return {"maxSurge": 1, "maxUnavailable": 0} if room else {"maxSurge": 0, "maxUnavailable": 1}
+
+
 def deployment(engine: VllmEngine, role: str, replicas: int, pod_labels: dict[str, str]) -> dict[str, Any]:
     """``metadata`` and ``spec`` of one role's Deployment; ``pod_labels`` are added to the pods only."""
     args = engine.args
@@ -224,8 +239,7 @@ def deployment(engine: VllmEngine, role: str, replicas: int, pod_labels: dict[st
         "spec": {
             "replicas": (args.autoscaling.min_replicas if args.autoscaling else replicas),
             "selector": {"matchLabels": labels},
-            # A replacement needs a second GPU node; with scarce GPUs, replace in place.
-            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1}},
+            "strategy": {"type": "RollingUpdate", "rollingUpdate": rolling_update(engine, role)},
             "template": {"metadata": {"labels": {**labels, **pod_labels}}, "spec": pod_spec(engine, role)},
         },
     }

@@ -27,11 +27,23 @@ def plan_text(plan: Plan) -> str:
         sections.claim_satisfiability(plan.claims),
         sections.deployability(plan.findings, plan.renders, plan.options.as_of, plan.unchecked_crds, plan.snapshot_notes)
         + "\n\n",
+        rollouts_text(plan),
         gateway.text(plan.gateway) + "\n\n",
         verdicts_text(plan) + "\n",
         verdict_text(plan),
     ]
     return "".join(parts)
+
+
+def rollouts_text(plan: Plan) -> str:
+    """What a rolling update of each GPU workload does on its pools; empty without GPU workloads."""
+    if not plan.rollouts:
+        return ""
+    return (
+        "Rollouts (what an update of each GPU workload does on its pools)\n"
+        + table(["workload", "rollout"], [list(r) for r in plan.rollouts])
+        + "\n\n"
+    )
 
 
 def verdict_text(plan: Plan) -> str:

@@ -18,6 +18,7 @@ headline verdict first), both from ``build(plan)``. ``picture`` draws ``plan.htm
   ``limits_checked_by`` (the command that reads the subscription's limits).
 - ``models``: the vLLM memory fit of each model the stack serves.
 - ``checks``: each deployability check with its ``blockers`` and ``warnings``.
+- ``rollouts``: each GPU workload and what a rolling update of it does on its pools (``workload``, ``rollout``).
 - ``findings``: every deployability finding (check, level, object, message, fix).
 - ``policy``: ``mandatory`` / ``advisory`` / ``exempted`` counts, the ``verdicts`` and ``exemptions``.
 - ``claims``: ``unsatisfiable`` count and each DRA claim template's ``verdicts``.
@@ -72,6 +73,7 @@ def build(plan: Plan) -> dict[str, Any]:
         "quota": _quota(plan),
         "models": [{"name": name} | fit for name, fit in sorted(plain(run.outputs.get("model_fits") or {}).items())],
         "checks": _checks(plan),
+        "rollouts": [{"workload": workload, "rollout": what} for workload, what in plan.rollouts],
         "findings": [f.as_dict() for f in plan.findings],
         "policy": {
             "mandatory": len(plan.mandatory),

@@ -33,9 +33,16 @@ def stack_runs():
     return {stack: planned_stack(stack) for stack in STACKS}
 
 
+ROLLOUT_WARNINGS = {"llmd": {"Deployment llm-d-infra/llama-70b-prefill", "Deployment llm-d-infra/llama-70b-decode"}}
+"""Seed 004's engines fill both nodes: a rollout takes each role's only replica down while it reloads (said, not hidden)."""
+
+
 @pytest.mark.parametrize("stack", STACKS)
-def test_repository_stacks_have_no_blockers_and_no_warnings(stack_runs, stack):
-    assert [(f.check, f.object, f.message) for f in findings_of(stack_runs[stack])] == []
+def test_repository_stacks_have_no_blockers_and_no_warnings_but_their_rollouts(stack_runs, stack):
+    found = findings_of(stack_runs[stack])
+    rollouts = {f.object for f in found if f.check == "capacity" and "a rollout takes all" in f.message}
+    assert rollouts == ROLLOUT_WARNINGS.get(stack, set())
+    assert [(f.check, f.object, f.message) for f in found if f.object not in rollouts] == []
 
 
 def test_a_chart_namespace_nothing_creates_is_a_blocker():

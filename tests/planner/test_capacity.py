@@ -1,0 +1,56 @@
+"""Capacity counted: every GPU workload's pods packed onto its pools at their maximum size, at steady state, at the
+autoscaler's ceiling and during a rollout under its update strategy."""
+
+from __future__ import annotations
+
+from aks_gpu_inference.planner import claims, deploy
+from aks_gpu_inference.planner.deploy import capacity
+from aks_gpu_inference.planner.inputs.upstream import upstream_dir
+from tests.conftest import expand_charts, run_stack, stack_config
+from tests.planner.test_deployability import AS_OF
+
+
+def model_of(config: dict):
+    run, renders = expand_charts(run_stack(config))
+    return deploy.build(run, renders, claims.check(run))
+
+
+def capacity_findings(config: dict) -> list[tuple[str, str, str]]:
+    found = deploy.run(model_of(config), AS_OF, upstream_dir())
+    return [(f.level, f.object, f.message) for f in found if f.check == "capacity"]
+
+
+def prod_model(**changes) -> dict:
+    config = stack_config("prod")
+    config["aks-gpu-inference:models"][0].update(changes)
+    return config
+
+
+def test_a_hundred_whole_node_replicas_on_a_two_node_pool_is_a_blocker():
+    found = capacity_findings(prod_model(replicas=100))
+    blockers = [(o, m) for level, o, m in found if level == "blocker"]
+    assert blockers == [
+        (
+            "Deployment llm-d-infra/llama-70b",
+            "100 pod(s) of a whole node on pool h100 (2 x 8 GPUs): only 2 fit at the pools' maximum size; 98 stay Pending",
+        )
+    ]
+
+
+def test_what_fits_is_no_finding_and_its_rollout_surges():
+    assert capacity_findings(stack_config("prod")) == []
+    rollouts = dict(capacity.rollouts(model_of(stack_config("prod"))))
+    assert rollouts["Deployment llm-d-infra/llama-70b"].startswith("a rollout starts 1 new pod(s) beside the 1 running")
+
+
+def test_two_replicas_filling_the_pool_roll_one_at_a_time():
+    config = prod_model(replicas=2)
+    assert capacity_findings(config) == [], "two whole-node replicas fit two nodes; one stays up while the other reloads"
+    rollouts = dict(capacity.rollouts(model_of(config)))
+    assert rollouts["Deployment llm-d-infra/llama-70b"].startswith("a rollout replaces 1 of 2 replica(s) at a time")
+
+
+def test_a_single_replica_on_a_full_pool_is_down_for_its_load_on_every_rollout():
+    found = capacity_findings(stack_config("llmd"))
+    assert [level for level, _, _ in found] == ["warning", "warning"]
+    assert all("a rollout takes all 1 replica(s) down at once" in m and "up to 15 minutes" in m for _, _, m in found)
