@@ -140,8 +140,9 @@ def cmd_scan(args: argparse.Namespace) -> int:
     else:
         for problem in report.problems:
             print(f"{problem.level}: {problem.where}: {problem.message}", file=sys.stderr)
-        rows = [(f.level, f.rule.name, f.violation.urn, f.violation.message) for f in report.findings]
-        rows += [("exempted", e.rule, e.urn, f"{e.message}: {e.why}") for e in report.exempted]
+        at = {id(o): f"{(w := report.place(o)).file}:{w.line}" for o in [*report.findings, *report.exempted]}
+        rows = [(f.level, f.rule.name, at[id(f)], f.violation.message) for f in report.findings]
+        rows += [("exempted", e.rule, at[id(e)], f"{e.message}: {e.why}") for e in report.exempted]
         if rows:
             print(findings_table(rows))
         summary = (
