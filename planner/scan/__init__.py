@@ -1,15 +1,17 @@
 """``aks-gpu scan``: the guardrail rules over plain Kubernetes YAML (``helm template`` output,
-kustomize builds, the seeds' manifests), with table, JSON and SARIF output.
+kustomize builds and kustomize sources, the seeds' manifests), with table, JSON and SARIF output.
 
 A scan goes on past bad files and never passes in silence. Besides findings it reports *errors*, what
 it could not scan (missing path, unreadable, not UTF-8, conflict markers, Helm template, invalid YAML
-or metadata: such a file gives no objects), and *warnings*, what it scanned but could not judge (no
-objects, a document that is not one, a kind unknown to the rules asking for GPUs, RDMA or DRA claims,
-a claim not among the objects). Exit code (``planner.cli``): 1 on a mandatory finding, even beside
-errors; else 2 on any error (bad input); else 0, whatever the warnings and advisory findings. JSON
-and SARIF always print a whole document (``scan_report``); SARIF places each finding at the line of the
-field it names (``place``), from the YAML nodes the file was parsed into. No Pulumi SDK import: it must stay
-fast enough for every commit.
+or metadata: such a file gives no objects; a name the API server refuses: the object is still checked),
+and *warnings*, what it scanned but could not judge (no objects, a document that is not one, a kind
+unknown to the rules asking for GPUs, RDMA or DRA claims, a claim or runtime not among the objects, a
+kustomize patch that cannot be read). Kustomize patches become fragments of the objects they patch
+(``kustomize``). Exit code (``planner.cli``): 1 on a mandatory finding, even beside errors; else 2 on any
+error (bad input); else 0, whatever the warnings and advisory findings. JSON and SARIF always print a
+whole document (``scan_report``); every format places each finding at the line of the field it names
+(``placement``), from the YAML nodes the file was parsed into. No Pulumi SDK import: it must stay fast
+enough for every commit.
 """
 
 from __future__ import annotations
@@ -118,7 +120,9 @@ def run(paths: Iterable[str], config: dict | None = None) -> Report:
     fragments, patch_problems, patch_files = kustomize.expand(report.located, files, read_text)
     report.located.extend(fragments)  # a JSON 6902 patch file is no object, and needs no warning:
     report.problems = [
-        p for p in report.problems if not (p.check == "not-an-object" and p.file and Path(p.file).resolve() in patch_files)
+        p
+        for p in report.problems
+        if not (p.check in ("not-an-object", "no-objects") and p.file and Path(p.file).resolve() in patch_files)
     ]
     report.problems.extend(patch_problems)
     report.findings, report.exempted = evaluate_all([item.resource for item in report.located], config)

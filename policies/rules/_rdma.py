@@ -11,13 +11,15 @@ A container uses RDMA verbs when it
 * runs in a pod whose Multus networks (``k8s.v1.cni.cncf.io/networks``) are RDMA networks: a
   NetworkAttachmentDefinition whose ``k8s.v1.cni.cncf.io/resourceName`` is an RDMA resource or whose CNI config is
   ``ib-sriov`` or chains the ``rdma`` plugin, NVIDIA Network Operator's SriovIBNetwork or a HostDeviceNetwork or
-  SriovNetwork on an RDMA resource, or, with no such object in the checked set, a network whose name says RDMA;
+  SriovNetwork on an RDMA resource, or, with no such object in the checked set, a network whose name says RDMA
+  (``rdma``, ``roce``);
 * selects InfiniBand through NCCL, UCX or NVSHMEM variables: ``NCCL_IB_HCA`` (not an exclusion), ``NCCL_NET=IB``,
   ``UCX_NET_DEVICES`` on mlx or ib devices, ``UCX_TLS`` naming InfiniBand transports without ``tcp``,
   ``NVSHMEM_HCA_LIST``.
 
-A pod on an IP-over-InfiniBand network only (an IPoIBNetwork, an ``ipoib`` CNI config, a network named so) uses
-InfiniBand but not verbs: it must run on an InfiniBand size, and needs no IPC_LOCK.
+A pod on an IP-over-InfiniBand network only (an IPoIBNetwork, an ``ipoib`` CNI config, or without such an object a
+network named for InfiniBand: ``infiniband``, ``ipoib``, ``ib``) uses InfiniBand but not verbs: it must run on an
+InfiniBand size, and needs no IPC_LOCK.
 """
 
 from __future__ import annotations
@@ -219,8 +221,8 @@ def selects_infiniband(container: Mapping[str, Any]) -> list[str]:
 
 # ---- Multus networks ---------------------------------------------------------------------------
 
-_IPOIB_NAME = re.compile(r"ipoib", re.I)
-_RDMA_NAME = re.compile(r"rdma|infiniband|roce|(^|[-_.])ib($|[-_.])", re.I)
+_RDMA_NAME = re.compile(r"rdma|roce", re.I)
+_INFINIBAND_NAME = re.compile(r"infiniband|ipoib|(^|[-_.])ib($|[-_.])", re.I)
 
 
 def _pod_networks(template: PodTemplate, networks: dict[tuple[str, str], str | None]) -> list[tuple[str, str]]:
@@ -235,7 +237,7 @@ def _pod_networks(template: PodTemplate, networks: dict[tuple[str, str], str | N
         if (net_namespace, name) in networks:
             kind = networks[net_namespace, name]
         else:
-            kind = "ipoib" if _IPOIB_NAME.search(name) else "verbs" if _RDMA_NAME.search(name) else None
+            kind = "verbs" if _RDMA_NAME.search(name) else "ipoib" if _INFINIBAND_NAME.search(name) else None
         if kind is not None:
             found.append((f"{net_namespace}/{name}" if net_namespace != namespace else name, kind))
     return found
