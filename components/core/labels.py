@@ -22,6 +22,10 @@ NVIDIA_GPU = "nvidia.com/gpu"
 """The NVIDIA device plugin's whole-GPU resource."""
 AMD_GPU = "amd.com/gpu"
 """The AMD device plugin's whole-GPU resource."""
+NVIDIA_PASSTHROUGH_GPU = "nvidia.com/pgpu"
+"""A whole GPU passed through to a Kata sandbox VM: the default resource of the NVIDIA Kata sandbox device plugin
+(GPU Operator's P_GPU_ALIAS; NVIDIA/k8s-nim-operator@v3.1.2
+config/samples/nim/serving/standalone/confidential-computing/llm-kata-sandbox.yaml requests it)."""
 NVIDIA_GPU_TOLERATION = {"key": NVIDIA_GPU, "operator": "Exists", "effect": "NoSchedule"}
 """The toleration of the ``nvidia.com/gpu`` taint the GPU Operator and AKS-managed pools may add."""
 
@@ -37,6 +41,8 @@ MIG_DEVICE_CLASS = "mig.nvidia.com"
 VFIO_GPU_DEVICE_CLASS = "vfio.gpu.nvidia.com"
 """The NVIDIA DRA driver's DeviceClass for whole GPUs passed through to a VM (vfio-pci), type ``vfio``
 (kubernetes-sigs/dra-driver-nvidia-gpu@v0.4.1 deployments/helm/dra-driver-nvidia-gpu/templates/deviceclass-vfio-gpu.yaml)."""
+GPU_DEVICE_CLASSES = (GPU_DEVICE_CLASS, MIG_DEVICE_CLASS, VFIO_GPU_DEVICE_CLASS)
+"""The NVIDIA DRA driver's GPU classes (whole, MIG, passthrough): GPU classes by name when their DeviceClass is not at hand."""
 
 POOL_ANNOTATION = "aks-gpu-inference/pool"
 """Annotation on the project's claim templates naming the pool they were made for."""
@@ -58,11 +64,12 @@ SHARED_SUFFIX = ".shared"
 
 
 def is_gpu_resource(name: object) -> bool:
-    """Whether a container resource name allocates GPUs through a device plugin (whole, MIG, or shared)."""
+    """Whether a container resource name allocates GPUs through a device plugin (whole, MIG, shared, or passed through
+    to a sandbox VM)."""
     if not isinstance(name, str):
         return False
     name = name.removesuffix(SHARED_SUFFIX)
-    return name in (NVIDIA_GPU, AMD_GPU) or is_mig_resource(name)
+    return name in (NVIDIA_GPU, AMD_GPU, NVIDIA_PASSTHROUGH_GPU) or is_mig_resource(name)
 
 
 RDMA_RESOURCE_PREFIX = "rdma/"

@@ -8,9 +8,9 @@ object is built over; ``nodepools`` reads Karpenter NodePools; ``model`` builds 
 the stack index on them all.
 """
 
+from aks_gpu_inference.components.core.labels import GPU_DEVICE_CLASSES
 from aks_gpu_inference.policies.manifests.model import (
     CONTAINER_LISTS,
-    GPU_DEVICE_CLASSES,
     UNKNOWN_CLASS,
     Exemption,
     PodTemplate,

@@ -13,22 +13,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aks_gpu_inference.components.core import catalog
-from aks_gpu_inference.components.core.labels import (
-    AGENTPOOL_LABEL,
-    GPU_DEVICE_CLASS,
-    MIG_DEVICE_CLASS,
-    VFIO_GPU_DEVICE_CLASS,
-    is_gpu_resource,
-)
+from aks_gpu_inference.components.core.labels import AGENTPOOL_LABEL, is_gpu_resource
 from aks_gpu_inference.policies.manifests.bases import base_ref, find_base
 from aks_gpu_inference.policies.manifests.templates import templates_of
 from aks_gpu_inference.policies.manifests.values import UNKNOWN, get, is_unknown, items, looks_gpu
 
 UNKNOWN_CLASS = "<device class unknown during preview>"
 """Stands for a claim whose device classes cannot be known yet; fail-closed rules treat it as a match."""
-GPU_DEVICE_CLASSES = (GPU_DEVICE_CLASS, MIG_DEVICE_CLASS, VFIO_GPU_DEVICE_CLASS)
-"""The NVIDIA DRA driver's GPU classes (whole, MIG, passthrough), judged GPU classes by name when their DeviceClass
-is not at hand."""
 
 
 @dataclass

@@ -84,7 +84,7 @@ def _nodepools(index: StackIndex, taint: str):
 RULE = Rule(
     name=NAME,
     description="GPU pools carry the GPU taint and every workload that requests GPUs tolerates it.",
-    why="Every GPU pool carries the GPU taint; every workload that requests GPUs tolerates it: `nvidia.com/gpu`, `amd.com/gpu`, `nvidia.com/mig-*` and their `.shared` names, names KServe's `serving.kserve.io/gpu-resource-types` adds, DRA claims on GPU device classes (passthrough `vfio.gpu.nvidia.com` and MIG included), and operator fields such as a Ray group's `rayStartParams.num-gpus` or a multi-node NIMService's tensor parallelism. Keeps general pods off GPU nodes; an untolerating GPU pod stays Pending (seeds 002, 004).",
+    why="Every GPU pool carries the GPU taint; every workload that requests GPUs tolerates it: `nvidia.com/gpu`, `amd.com/gpu`, `nvidia.com/mig-*` and their `.shared` names, Kata passthrough `nvidia.com/pgpu`, names KServe's `serving.kserve.io/gpu-resource-types` adds, DRA claims on GPU device classes (passthrough `vfio.gpu.nvidia.com` and MIG included), and operator fields such as a Ray group's `rayStartParams.num-gpus` or a multi-node NIMService's tensor parallelism. Keeps general pods off GPU nodes; an untolerating GPU pod stays Pending (seeds 002, 004).",
     fix="add the taint / the toleration",
     enforcement="mandatory",
     scope="stack",

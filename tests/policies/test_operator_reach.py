@@ -237,3 +237,17 @@ def test_runtime_not_scanned_is_said(file):
 
     (warning,) = [p for p in run([str(UPSTREAM / file)]).problems if p.check == "runtime-not-scanned"]
     assert "which is not among the scanned objects" in warning.message
+
+
+@pytest.mark.parametrize(
+    ("file", "asked"),
+    [
+        ("nim-kata-sandbox.yaml", "nvidia.com/pgpu"),  # a GPU passed through to a Kata sandbox VM
+        ("nim-dra-auto-creation.yaml", "draResources claimCreationSpec gpu.nvidia.com"),  # the class the CRD defaults
+    ],
+)
+def test_nimservice_gpus_asked_for_otherwise(file, asked):
+    docs = load(file)
+    (message,) = verdicts(docs)[GPU_RULE]
+    assert f"requests GPUs ({asked}) but does not tolerate" in message
+    assert verdicts(mutated(docs, lambda nim: nim["spec"].update(tolerations=[dict(GPU_TOLERATION)]))) == {}

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from aks_gpu_inference.components.core.labels import is_gpu_resource
+from aks_gpu_inference.components.core.labels import GPU_DEVICE_CLASS, GPU_DEVICE_CLASSES, is_gpu_resource
 from aks_gpu_inference.policies.manifests.values import get, is_unknown, items
 from aks_gpu_inference.policies.manifests.walk import Found
 
@@ -48,7 +48,8 @@ def _claims(spec: Any) -> tuple[list[dict[str, Any]], tuple[str, ...]]:
             if isinstance(get(resource, key), str):
                 claims.append({"name": f"draResources[{index}]", key: resource[key]})
         for device in items(get(resource, "claimCreationSpec", "devices")):
-            created += [v for v in (get(device, "deviceClassName"), get(device, "driverName")) if isinstance(v, str)]
+            device_class = get(device, "deviceClassName")  # api/apps/v1alpha1/dra_types.go: default gpu.nvidia.com
+            created.append(device_class if isinstance(device_class, str) else GPU_DEVICE_CLASS)
     return claims, tuple(created)
 
 
@@ -92,8 +93,9 @@ def nim_service(props: Mapping[str, Any]) -> Iterator[Found]:
 def _operator_gpus(spec: Mapping[str, Any], resources: Any, multi_node: Any, created: tuple[str, ...]) -> tuple[str, ...]:
     """GPUs the operator asks for besides spec.resources: nvidia.com/gpu when none is there and no DRA resource,
     and the device classes of the claims it creates."""
-    requested = [n for section in ("requests", "limits") for n in (get(resources, section) or {}) if is_gpu_resource(n)]
-    found = [f"draResources claimCreationSpec {c}" for c in created if "gpu" in c]
+    sections = [get(resources, section) for section in ("requests", "limits")]
+    requested = [n for section in sections if isinstance(section, Mapping) for n in section if is_gpu_resource(n)]
+    found = [f"draResources claimCreationSpec {c}" for c in created if c in GPU_DEVICE_CLASSES]
     tensor = get(multi_node, "parallelism", "tensor")
     if not requested and not items(spec.get("draResources")) and isinstance(tensor, int) and tensor > 0:
         found.append(f"multiNode.parallelism.tensor: {tensor} (nvidia.com/gpu per pod)")
