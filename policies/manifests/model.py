@@ -34,8 +34,8 @@ class Resource:
     """The props of the runtime this resource's pods are built over (a TrainJob's), when at hand (``StackIndex``)."""
     fragment: bool = field(default=False, compare=False)
     """A patch to another object (a kustomize patch): its pods are fragments."""
-    _templates: tuple[Any, Any, list[PodTemplate]] | None = field(default=None, init=False, repr=False, compare=False)
-    """``pod_templates`` of these props and base, computed once: every rule walks the same templates."""
+    _templates: tuple[Any, Any, bool, list[PodTemplate]] | None = field(default=None, init=False, repr=False, compare=False)
+    """``pod_templates`` of these props, base and fragment mark, computed once: every rule walks the same templates."""
 
     @property
     def label(self) -> str:
@@ -147,13 +147,13 @@ class PodTemplate:
 def pod_templates(resource: Resource) -> list[PodTemplate]:
     """The pod templates of a resource of any kind (``templates.TEMPLATE_KINDS``); empty for other kinds.
 
-    Computed once per resource and props object (rules only read them); a resource given new props
-    gets its templates anew."""
+    Computed once per resource, props object, base and fragment mark (rules only read them); a resource given new
+    props, another base or marked a fragment gets its templates anew."""
     cached = resource._templates
-    if cached is not None and cached[0] is resource.props and cached[1] is resource.base:
-        return cached[2]
+    if cached is not None and cached[0] is resource.props and cached[1] is resource.base and cached[2] == resource.fragment:
+        return cached[3]
     result = _pod_templates(resource)
-    resource._templates = (resource.props, resource.base, result)
+    resource._templates = (resource.props, resource.base, resource.fragment, result)
     return result
 
 

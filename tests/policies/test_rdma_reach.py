@@ -212,3 +212,32 @@ def test_a_node_agent_that_mounts_infiniband_is_no_rdma_workload():
     docs = [yaml.safe_load(path.read_text())]
     assert uses(docs) == []
     assert verdicts(docs) == {}
+
+
+def test_the_issues_classic_infiniband_job():
+    """The issue's case: a Job on rdma/rdma_shared_device_a with SYS_ADMIN and NCCL_IB_DISABLE=1 once scanned clean."""
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "nccl-allreduce"},
+        "spec": {
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [
+                        {
+                            "name": "nccl",
+                            "image": "ghcr.io/coreweave/nccl-tests:12.9.1-devel-ubuntu22.04-nccl2.28.3-1-8b67957",
+                            "env": [{"name": "NCCL_IB_DISABLE", "value": "1"}],
+                            "securityContext": {"capabilities": {"add": ["IPC_LOCK", "SYS_ADMIN"]}},
+                            "resources": {"limits": {"rdma/rdma_shared_device_a": 1, "nvidia.com/gpu": 8}},
+                        }
+                    ],
+                }
+            }
+        },
+    }
+    found = verdicts([job])
+    assert mandatory([job]) == {*RDMA_RULES, "gpu-taints-and-tolerations"}
+    assert "remove capabilities ['SYS_ADMIN']" in found["ipc-lock-without-privileged"][0]
+    assert "sets NCCL_IB_DISABLE=1, which forces TCP" in found["nccl-infiniband-enabled"][0]

@@ -22,7 +22,8 @@ from aks_gpu_inference.components.core.labels import GPU_DEVICE_CLASS, GPU_DEVIC
 from aks_gpu_inference.policies.manifests.values import get, is_unknown, items
 from aks_gpu_inference.policies.manifests.walk import Found
 
-_POD_FIELDS = {"tolerations": "tolerations", "nodeSelector": "nodeSelector", "runtimeClassName": "runtimeClassName"}
+_POD_FIELDS = ("tolerations", "nodeSelector", "runtimeClassName")
+"""The spec fields the operator copies onto the pod as they are."""
 
 
 def _image(image: Any) -> Any:
@@ -69,7 +70,7 @@ def nim_service(props: Mapping[str, Any]) -> Iterator[Found]:
             **(get(container, "resources", default={}) or {}),
             "claims": [{"name": c["name"]} for c in claims],
         }
-    pod: dict[str, Any] = {key: spec[field] for field, key in _POD_FIELDS.items() if field in spec}
+    pod: dict[str, Any] = {key: spec[key] for key in _POD_FIELDS if key in spec}
     if claims:
         pod["resourceClaims"] = claims
     metadata = {"annotations": spec["annotations"]} if "annotations" in spec else {}
