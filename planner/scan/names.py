@@ -3,14 +3,16 @@ object's kind, so a scan says which objects would be refused.
 
 From k8s.io/apimachinery (pkg/util/validation/validation.go: IsDNS1123Label, IsDNS1123Subdomain, IsDNS1035Label;
 pkg/api/validation/generic.go: NameIsDNSSubdomain & co., whose ``prefix`` form for generateName masks a trailing
-dash; pkg/api/validation/objectmeta.go: "name or generateName is required"), as vendored by
+dash), as vendored by
 kubernetes-sigs/dra-driver-nvidia-gpu@v0.4.1, and the kinds' own rules in kubernetes pkg/apis/*/validation:
 a Namespace is a DNS-1123 label (ValidateNamespaceName), a Service a DNS-1035 label (ValidateServiceName; the
 RelaxedServiceNameValidation gate that allows DNS-1123 labels is alpha and off in 1.34), a StatefulSet a DNS-1123
 label (ValidateStatefulSetName), a CronJob a subdomain of at most 52 characters (ValidateCronJob: the Jobs it makes
 append 11), RBAC objects and PodDisruptionBudgets any path segment (ValidateRBACName, rest.BeforeCreate), a
 CustomResourceDefinition ``<plural>.<group>``; every other kind, custom resources included, a DNS-1123 subdomain.
-Kustomize's own kinds and patch fragments are not sent to an API server and are not checked.
+Kustomize's own kinds and patch fragments are not sent to an API server and are not checked, nor is an object without
+any name: the API server would refuse it too, but such files are mostly tools' configs written like objects
+(skaffold's Config, llm-d's EndpointPickerConfig).
 """
 
 from __future__ import annotations
@@ -96,7 +98,7 @@ def name_problem(group: str, kind: str, props: dict[str, Any]) -> tuple[str, str
     if isinstance(generate, str) and generate:
         problem = rule(_mask_trailing_dash(generate))
         return ("generateName", f"metadata.generateName {generate!r} {problem}") if problem else None
-    return "name", "metadata.name is missing: name or generateName is required"
+    return None  # no name at all: a tool's config file written like an object (skaffold's Config, an EPP config)
 
 
 def invalid_names(located: list[Located]) -> list[Problem]:

@@ -168,7 +168,8 @@ def test_names_as_the_api_server_checks_them(group, kind, name, problem):
 
 def test_generate_name_and_a_missing_name():
     assert name_problem("core", "Pod", {"metadata": {"generateName": "nccl-test-"}}) is None
-    assert name_problem("core", "Pod", {"metadata": {}}) == ("name", "metadata.name is missing: name or generateName is required")
+    assert name_problem("core", "Pod", {"metadata": {"generateName": "Nccl-"}})[0] == "generateName"
+    assert name_problem("llm-d.ai", "EndpointPickerConfig", {}) is None, "a tool's config written like an object"
     crd = {"metadata": {"name": "engines.example.com"}, "spec": {"group": "example.com", "names": {"plural": "engine"}}}
     assert (
         "must be spec.names.plural+'.'+spec.group ('engine.example.com')"
