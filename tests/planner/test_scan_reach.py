@@ -163,7 +163,10 @@ def test_table_json_and_sarif_name_the_same_field_lines(capsys, monkeypatch):
 )
 def test_names_as_the_api_server_checks_them(group, kind, name, problem):
     found = name_problem(group, kind, {"metadata": {"name": name}})
-    assert (found[1] if found else None) == (f"metadata.name {name!r} {problem}" if problem else None) or problem in found[1]
+    if problem is None:
+        assert found is None
+    else:
+        assert found is not None and found[0] == "name" and found[1].startswith(f"metadata.name {name!r} {problem}")
 
 
 def test_generate_name_and_a_missing_name():
