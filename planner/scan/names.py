@@ -27,34 +27,36 @@ from aks_gpu_inference.policies.manifests import get
 from aks_gpu_inference.policies.manifests.templates import api_of
 
 _LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_SUBDOMAIN = re.compile(rf"{_LABEL}(\.{_LABEL})*")
-_DNS1123_LABEL = re.compile(_LABEL)
-_DNS1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 _CLIENT_SIDE = ("kustomize.config.k8s.io", "config.kubernetes.io")
 
 
-def _subdomain(name: str) -> str | None:
-    if len(name) > 253:
-        return "must be no more than 253 characters"
-    if not _SUBDOMAIN.fullmatch(name):
-        return "must be a lowercase RFC 1123 subdomain: lower-case letters, digits, '-' or '.', starting and ending with a letter or digit (e.g. 'example.com')"
-    return None
+def _dns_rule(pattern: str, longest: int, what: str) -> Callable[[str], str | None]:
+    """A name rule of apimachinery's util/validation: at most ``longest`` characters matching ``pattern``."""
+    regex = re.compile(pattern)
+
+    def problem(name: str) -> str | None:
+        if len(name) > longest:
+            return f"must be no more than {longest} characters"
+        return None if regex.fullmatch(name) else f"must be {what}"
+
+    return problem
 
 
-def _dns1123_label(name: str) -> str | None:
-    if len(name) > 63:
-        return "must be no more than 63 characters"
-    if not _DNS1123_LABEL.fullmatch(name):
-        return "must be a lowercase RFC 1123 label: lower-case letters, digits or '-', starting and ending with a letter or digit (e.g. 'my-name')"
-    return None
-
-
-def _dns1035_label(name: str) -> str | None:
-    if len(name) > 63:
-        return "must be no more than 63 characters"
-    if not _DNS1035_LABEL.fullmatch(name):
-        return "must be a DNS-1035 label: lower-case letters, digits or '-', starting with a letter and ending with a letter or digit (e.g. 'my-name')"
-    return None
+_subdomain = _dns_rule(
+    rf"{_LABEL}(\.{_LABEL})*",
+    253,
+    "a lowercase RFC 1123 subdomain: lower-case letters, digits, '-' or '.', starting and ending with a letter or digit (e.g. 'example.com')",
+)
+_dns1123_label = _dns_rule(
+    _LABEL,
+    63,
+    "a lowercase RFC 1123 label: lower-case letters, digits or '-', starting and ending with a letter or digit (e.g. 'my-name')",
+)
+_dns1035_label = _dns_rule(
+    r"[a-z]([-a-z0-9]*[a-z0-9])?",
+    63,
+    "a DNS-1035 label: lower-case letters, digits or '-', starting with a letter and ending with a letter or digit (e.g. 'my-name')",
+)
 
 
 def _cron_job(name: str) -> str | None:
