@@ -141,8 +141,9 @@ def cmd_scan(args: argparse.Namespace) -> int:
     else:
         for problem in report.problems:
             print(f"{problem.level}: {problem.where}: {problem.message}", file=sys.stderr)
-        rows = [(f.level, f.rule.name, f.violation.urn, f.violation.message) for f in report.findings]
-        rows += [("exempted", e.rule, e.urn, f"{e.message}: {e.why}") for e in report.exempted]
+        at = {id(o): f"{(w := report.place(o)).file}:{w.line}" for o in [*report.findings, *report.exempted]}
+        rows = [(f.level, f.rule.name, at[id(f)], f.violation.message) for f in report.findings]
+        rows += [("exempted", e.rule, at[id(e)], f"{e.message}: {e.why}") for e in report.exempted]
         if rows:
             print(findings_table(rows))
         summary = (
@@ -238,13 +239,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="check plain Kubernetes YAML (helm template output, manifests) against the guardrail rules",
         description=(
             "Run the aks-gpu-guardrails rules over Kubernetes YAML files or folders (searched for *.yaml and *.yml;\n"
-            "kind: List and typed lists such as PodList are expanded). The scan goes on past what it cannot scan and\n"
-            "reports it as an error: a missing path, an unreadable or non-UTF-8 file, git conflict markers, an\n"
-            "unrendered Helm template (render it with `helm template` first), invalid YAML, invalid metadata. It warns\n"
-            "about what it scanned but could not judge: a file with no Kubernetes objects (a Helm values file?), a\n"
-            "document that is not an object, an object of a kind whose pod templates the rules do not know that asks\n"
-            "for GPUs, RDMA NICs or DRA claims (the warning names the JSON paths), a ResourceClaimTemplate or\n"
-            "ResourceClaim a pod names that is not among the scanned files."
+            "kind: List and typed lists such as PodList are expanded; a kustomization's patches, inline or in files,\n"
+            "strategic-merge or JSON 6902, are checked as fragments of the objects they patch). Each finding names the\n"
+            "file and the line of the field it is about. The scan goes on past what it cannot scan and reports it as\n"
+            "an error: a missing path, an unreadable or non-UTF-8 file, git conflict markers, an unrendered Helm\n"
+            "template (render it with `helm template` first), invalid YAML, invalid metadata, a name the API server\n"
+            "refuses for the object's kind. It warns about what it scanned but could not judge: a file with no\n"
+            "Kubernetes objects (a Helm values file?), a document that is not an object, an object of a kind whose pod\n"
+            "templates the rules do not know that asks for GPUs, RDMA NICs or DRA claims (the warning names the JSON\n"
+            "paths), a ResourceClaimTemplate, ResourceClaim or runtime (of a TrainJob, an OME InferenceService) that\n"
+            "is not among the scanned files, a kustomize patch that cannot be read."
         ),
         epilog=(
             "exit codes:\n"

@@ -63,15 +63,34 @@ def relocate(image: str, registry: str | None) -> str:
     return str(ImageRef(registry, ref.repository, ref.reference))
 
 
+FLOATING_TAGS = frozenset(
+    {"latest", "stable", "nightly", "main", "master", "trunk", "head", "edge", "dev", "devel", "develop", "development"}
+    | {"canary", "unstable", "testing", "next", "current", "rolling", "snapshot", "release", "beta", "alpha", "rc"}
+)
+"""Tags that name a moving line rather than a release: a registry repoints them at every build
+(``registry.k8s.io/networking/dranet-rdma-perftest:stable``, ``vllm/vllm-openai:nightly``)."""
+
+
+def floating_tag(tag: str) -> bool:
+    """Whether a tag names a moving line: one of ``FLOATING_TAGS``, alone or with words but no version
+    (``latest-gpu``, ``nightly-cu128`` are floating; ``nightly-2025-06-01``, ``main-3f2a1c9``, ``v1.2-rc1`` are not)."""
+    first, *rest = re.split(r"[-_.+]", tag.lower())
+    return first in FLOATING_TAGS and not any(ch.isdigit() for ch in "".join(rest))
+
+
 def pin_problem(image: str) -> str | None:
-    """Why ``image`` is not pinned (no tag means ``latest``; ``latest`` itself), or None for a version tag or digest."""
+    """Why ``image`` is not pinned (no tag means ``latest``; a floating tag such as ``latest``, ``stable`` or
+    ``nightly``), or None for a version tag or digest."""
     if "@sha256:" in image:
         return None
     tail = image.rsplit("/", 1)[-1]
     if ":" not in tail:
         return "has no tag (means latest)"
-    if tail.rsplit(":", 1)[1] == "latest":
+    tag = tail.rsplit(":", 1)[1]
+    if tag == "latest":
         return "uses the latest tag"
+    if floating_tag(tag):
+        return f"uses the floating tag {tag!r}, which moves to each new build"
     return None
 
 
@@ -84,5 +103,5 @@ def require_pinned(image: str) -> str:
 
 
 def is_pinned(image: str) -> bool:
-    """Whether ``image`` names a version tag other than ``latest``, or a digest."""
+    """Whether ``image`` names a version tag (not a floating one such as ``latest``), or a digest."""
     return pin_problem(image) is None

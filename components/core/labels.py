@@ -3,6 +3,8 @@ pack must agree on: one home each, so a rename cannot leave one side behind."""
 
 from __future__ import annotations
 
+import re
+
 AGENTPOOL_LABEL = "kubernetes.azure.com/agentpool"
 """The label AKS puts on every node with its agent pool's name; workloads pin a pool with it."""
 
@@ -20,6 +22,10 @@ NVIDIA_GPU = "nvidia.com/gpu"
 """The NVIDIA device plugin's whole-GPU resource."""
 AMD_GPU = "amd.com/gpu"
 """The AMD device plugin's whole-GPU resource."""
+NVIDIA_PASSTHROUGH_GPU = "nvidia.com/pgpu"
+"""A whole GPU passed through to a Kata sandbox VM: the default resource of the NVIDIA Kata sandbox device plugin
+(GPU Operator's P_GPU_ALIAS; NVIDIA/k8s-nim-operator@v3.1.2
+config/samples/nim/serving/standalone/confidential-computing/llm-kata-sandbox.yaml requests it)."""
 NVIDIA_GPU_TOLERATION = {"key": NVIDIA_GPU, "operator": "Exists", "effect": "NoSchedule"}
 """The toleration of the ``nvidia.com/gpu`` taint the GPU Operator and AKS-managed pools may add."""
 
@@ -32,6 +38,11 @@ GPU_DEVICE_CLASS = "gpu.nvidia.com"
 """The NVIDIA DRA driver's DeviceClass for whole GPUs."""
 MIG_DEVICE_CLASS = "mig.nvidia.com"
 """The NVIDIA DRA driver's DeviceClass for MIG slices."""
+VFIO_GPU_DEVICE_CLASS = "vfio.gpu.nvidia.com"
+"""The NVIDIA DRA driver's DeviceClass for whole GPUs passed through to a VM (vfio-pci), type ``vfio``
+(kubernetes-sigs/dra-driver-nvidia-gpu@v0.4.1 deployments/helm/dra-driver-nvidia-gpu/templates/deviceclass-vfio-gpu.yaml)."""
+GPU_DEVICE_CLASSES = (GPU_DEVICE_CLASS, MIG_DEVICE_CLASS, VFIO_GPU_DEVICE_CLASS)
+"""The NVIDIA DRA driver's GPU classes (whole, MIG, passthrough): GPU classes by name when their DeviceClass is not at hand."""
 
 POOL_ANNOTATION = "aks-gpu-inference/pool"
 """Annotation on the project's claim templates naming the pool they were made for."""
@@ -47,9 +58,40 @@ def mig_slice(name: str) -> str:
     return name.removeprefix(MIG_PREFIX)
 
 
+SHARED_SUFFIX = ".shared"
+"""The suffix the NVIDIA device plugin gives a time-sliced or MPS-shared resource with ``renameByDefault``
+(NVIDIA/k8s-device-plugin@v0.17.0 api/config/v1/consts.go DefaultSharedResourceNameSuffix)."""
+
+
 def is_gpu_resource(name: object) -> bool:
-    """Whether a container resource name allocates GPUs through a device plugin (whole or MIG)."""
-    return isinstance(name, str) and (name in (NVIDIA_GPU, AMD_GPU) or is_mig_resource(name))
+    """Whether a container resource name allocates GPUs through a device plugin (whole, MIG, shared, or passed through
+    to a sandbox VM)."""
+    if not isinstance(name, str):
+        return False
+    name = name.removesuffix(SHARED_SUFFIX)
+    return name in (NVIDIA_GPU, AMD_GPU, NVIDIA_PASSTHROUGH_GPU) or is_mig_resource(name)
+
+
+RDMA_RESOURCE_PREFIX = "rdma/"
+"""The default resource prefix of Mellanox/k8s-rdma-shared-dev-plugin (v1.5.3 README: ``resourcePrefix`` defaults to
+``rdma``), which AKS's InfiniBand guide also gives the SR-IOV device plugin (Azure/aks-rdma-infiniband
+configs/nicclusterpolicy/sriov-device-plugin/sriov.yaml: ``rdma/ib``; rdma-shared-device-plugin: ``rdma/shared_ib``)."""
+NVIDIA_HOSTDEV = "nvidia.com/hostdev"
+"""NVIDIA Network Operator's host-device resource: whole RDMA NICs (or VFs) handed to a pod."""
+_RDMA_WORDS = re.compile(r"rdma|infiniband|roce|(^|[-_.])(ib|hca)($|[-_.])", re.I)
+
+
+def is_rdma_resource(name: object) -> bool:
+    """Whether a container resource name (or a device plugin's resource name without its prefix) allocates RDMA NICs:
+    the ``rdma/`` prefix, ``nvidia.com/hostdev``, or a name that says so (``mellanox.com/mlnx_rdma``,
+    ``nvidia.com/sriov-rdma-vf``, ``example_prefix/hca_shared_devices_a``, ``openshift.io/ib_vfs``). The SR-IOV device
+    plugin's names are chosen by its config (k8snetworkplumbingwg/sriov-network-device-plugin@v3.11.0 README:
+    ``resourcePrefix`` defaults to ``intel.com``, ``isRdma`` per selector), so a name that says nothing is not read as
+    RDMA."""
+    if not isinstance(name, str):
+        return False
+    prefix, _, rest = name.rpartition("/")
+    return prefix == RDMA_RESOURCE_PREFIX.rstrip("/") or name == NVIDIA_HOSTDEV or bool(_RDMA_WORDS.search(rest))
 
 
 NVIDIA_DRA_DRIVER = "gpu.nvidia.com"

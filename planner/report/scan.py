@@ -20,19 +20,20 @@ _LEVEL = {"mandatory": "error", "advisory": "warning"}
 _SEMVER = re.compile(r"\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?")
 
 
-def _where(finding: Finding) -> tuple[str, int]:
-    path, _, line = finding.violation.urn.rpartition(":")
-    return path, int(line)
-
-
-def _finding(f: Finding) -> dict[str, Any]:
-    file, line = _where(f)
+def _finding(f: Finding, where: Place) -> dict[str, Any]:
+    """A finding at the line of the field it names (``Report.place``), with its pod template when it names one."""
     label, message = f.violation.resource.label, f.violation.message
-    return {"rule": f.rule.name, "level": f.level, "file": file, "line": line, "resource": label, "message": message}
+    found = {"rule": f.rule.name, "level": f.level, "file": where.file, "line": where.line, "resource": label}
+    return {**found, "template": where.template, "message": message}
 
 
 def as_json(report: Report, exit_code: int) -> str:
-    exempted = [dict(rule=e.rule, resource=e.resource.label, where=e.urn, message=e.message, why=e.why) for e in report.exempted]
+    exempted = []
+    for e in report.exempted:
+        where = report.place(e)
+        exempted.append(
+            dict(rule=e.rule, resource=e.resource.label, where=f"{where.file}:{where.line}", message=e.message, why=e.why)
+        )
     document = {
         "objects": len(report.located),
         "files": report.files,
@@ -42,7 +43,7 @@ def as_json(report: Report, exit_code: int) -> str:
         "exempted": exempted,
         "mandatory": report.mandatory,
         "advisory": sum(f.level == "advisory" for f in report.findings),
-        "findings": [_finding(f) for f in report.findings],
+        "findings": [_finding(f, report.place(f)) for f in report.findings],
     }
     return json.dumps(document, indent=2)
 

@@ -2,13 +2,15 @@
 mappings with engine wire names, where each kind keeps its pod templates, and the helpers that find containers,
 GPU requests, DRA claims and node pools in them. Nothing here imports Pulumi.
 
-``values`` steps through possibly-unknown values; ``templates`` knows where each kind keeps its pod templates;
-``model`` builds resources, pod templates, pools and the stack index on both.
+``values`` steps through possibly-unknown values; ``walk`` holds the steps every finder takes; ``templates`` knows
+where each kind keeps its pod templates (``operators/`` builds the operators' pods); ``bases`` finds the runtime an
+object is built over; ``nodepools`` reads Karpenter NodePools; ``model`` builds resources, pod templates, pools and
+the stack index on them all.
 """
 
+from aks_gpu_inference.components.core.labels import GPU_DEVICE_CLASSES
 from aks_gpu_inference.policies.manifests.model import (
     CONTAINER_LISTS,
-    GPU_DEVICE_CLASSES,
     UNKNOWN_CLASS,
     Exemption,
     PodTemplate,
@@ -28,22 +30,19 @@ from aks_gpu_inference.policies.manifests.model import (
     tolerates,
     type_matches,
 )
-from aks_gpu_inference.policies.manifests.templates import (
+from aks_gpu_inference.policies.manifests.nodepools import (
     GPU_REQUIREMENT_KEYS,
-    KAITO_TOLERATIONS,
-    KSERVE_CONTAINER,
     SIZE_KEYS,
-    TEMPLATE_KINDS,
-    Found,
-    api_of,
     is_nodepool,
     nodepool_gpu_selection,
     nodepool_requirements,
     nodepool_taints,
-    template_group,
-    templates_of,
 )
+from aks_gpu_inference.policies.manifests.operators.kaito import KAITO_TOLERATIONS
+from aks_gpu_inference.policies.manifests.operators.kserve import KSERVE_CONTAINER
+from aks_gpu_inference.policies.manifests.templates import TEMPLATE_KINDS, api_of, template_group, templates_of
 from aks_gpu_inference.policies.manifests.values import UNKNOWN, get, is_unknown, items, looks_gpu
+from aks_gpu_inference.policies.manifests.walk import Found
 
 __all__ = [
     "CONTAINER_LISTS",

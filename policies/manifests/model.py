@@ -13,14 +13,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aks_gpu_inference.components.core import catalog
-from aks_gpu_inference.components.core.labels import AGENTPOOL_LABEL, GPU_DEVICE_CLASS, MIG_DEVICE_CLASS, is_gpu_resource
+from aks_gpu_inference.components.core.labels import AGENTPOOL_LABEL, is_gpu_resource
+from aks_gpu_inference.policies.manifests.bases import base_ref, find_base
 from aks_gpu_inference.policies.manifests.templates import templates_of
 from aks_gpu_inference.policies.manifests.values import UNKNOWN, get, is_unknown, items, looks_gpu
 
 UNKNOWN_CLASS = "<device class unknown during preview>"
 """Stands for a claim whose device classes cannot be known yet; fail-closed rules treat it as a match."""
-GPU_DEVICE_CLASSES = (GPU_DEVICE_CLASS, MIG_DEVICE_CLASS)
-"""The NVIDIA DRA driver's classes, judged GPU classes by name when their DeviceClass is not at hand."""
 
 
 @dataclass
@@ -31,8 +30,12 @@ class Resource:
     name: str
     props: Mapping[str, Any]
     urn: str = ""
-    _templates: tuple[Any, list[PodTemplate]] | None = field(default=None, init=False, repr=False, compare=False)
-    """``pod_templates`` of these props, computed once: every rule walks the same templates."""
+    base: Mapping[str, Any] | None = field(default=None, compare=False)
+    """The props of the runtime this resource's pods are built over (a TrainJob's), when at hand (``StackIndex``)."""
+    fragment: bool = field(default=False, compare=False)
+    """A patch to another object (a kustomize patch): its pods are fragments."""
+    _templates: tuple[Any, Any, bool, list[PodTemplate]] | None = field(default=None, init=False, repr=False, compare=False)
+    """``pod_templates`` of these props, base and fragment mark, computed once: every rule walks the same templates."""
 
     @property
     def label(self) -> str:
@@ -109,6 +112,12 @@ class PodTemplate:
     appended to ``spec["containers"]``: their indexes there and their real locations."""
     named: bool = False
     """The resource has several pod templates (a LeaderWorkerSet's leader and workers), so ``label`` names this one."""
+    fragment: bool = False
+    """Only part of a pod (a patch, a TrainJob without its runtime): rules check what it sets, not what it leaves out."""
+    gpu_names: frozenset[str] = frozenset()
+    """Resource names its operator counts as GPUs besides the device plugins' (``walk.Found.gpu_names``)."""
+    gpu_fields: tuple[str, ...] = ()
+    """Operator fields outside the containers that give the pod GPUs (``walk.Found.gpu_fields``)."""
 
     def containers(self) -> Iterator[tuple[str, Mapping[str, Any]]]:
         """Every container of every list, with a readable location (``containers[0] vllm``)."""
@@ -138,25 +147,26 @@ class PodTemplate:
 def pod_templates(resource: Resource) -> list[PodTemplate]:
     """The pod templates of a resource of any kind (``templates.TEMPLATE_KINDS``); empty for other kinds.
 
-    Computed once per resource and props object (rules only read them); a resource given new props
-    gets its templates anew."""
+    Computed once per resource, props object, base and fragment mark (rules only read them); a resource given new
+    props, another base or marked a fragment gets its templates anew."""
     cached = resource._templates
-    if cached is not None and cached[0] is resource.props:
-        return cached[1]
+    if cached is not None and cached[0] is resource.props and cached[1] is resource.base and cached[2] == resource.fragment:
+        return cached[3]
     result = _pod_templates(resource)
-    resource._templates = (resource.props, result)
+    resource._templates = (resource.props, resource.base, resource.fragment, result)
     return result
 
 
 def _pod_templates(resource: Resource) -> list[PodTemplate]:
     result = []
-    templates = templates_of(resource.type, resource.props)
+    templates = templates_of(resource.type, resource.props, resource.base)
     named = len(templates) > 1
     for found in templates:
+        extra = {"fragment": found.fragment or resource.fragment, "gpu_names": found.gpu_names, "gpu_fields": found.gpu_fields}
         if isinstance(found.spec, Mapping):
-            result.append(PodTemplate(resource, found.path, found.metadata, found.spec, moved=found.moved, named=named))
+            result.append(PodTemplate(resource, found.path, found.metadata, found.spec, moved=found.moved, named=named, **extra))
         elif is_unknown(found.spec):
-            result.append(PodTemplate(resource, found.path, {}, {}, unknown=True, named=named))
+            result.append(PodTemplate(resource, found.path, {}, {}, unknown=True, named=named, **extra))
     return result
 
 
@@ -170,9 +180,10 @@ def resources_of(container: Mapping[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def gpu_resource_names(container: Mapping[str, Any]) -> list[str]:
-    """The device-plugin GPU resources (whole or MIG) a container requests or limits."""
-    return [name for name in resources_of(container) if is_gpu_resource(name)]
+def gpu_resource_names(container: Mapping[str, Any], also: frozenset[str] = frozenset()) -> list[str]:
+    """The device-plugin GPU resources (whole, MIG or shared) a container requests or limits, and those of ``also``
+    (names its operator counts as GPUs, ``PodTemplate.gpu_names``)."""
+    return [name for name in resources_of(container) if is_gpu_resource(name) or name in also]
 
 
 def parse_taint(taint: str) -> tuple[str, str, str]:
@@ -252,7 +263,14 @@ class StackIndex:
 
     @classmethod
     def build(cls, resources: list[Resource]) -> StackIndex:
+        """The index of ``resources``; each resource built over a runtime gets that runtime's props as its ``base``
+        when the runtime is among them."""
         index = cls(resources)
+        objects = [(r.type, r.props) for r in resources]
+        for r in resources:
+            ref = base_ref(r.type, r.props) if isinstance(r.props, Mapping) else None
+            if ref is not None:
+                r.base = find_base(ref, objects)
         for pool in pools(resources):
             if isinstance(pool.name, str):
                 index.pools_by_name[pool.name] = pool

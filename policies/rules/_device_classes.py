@@ -29,7 +29,7 @@ import functools
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 from aks_gpu_inference.components.core import catalog
 from aks_gpu_inference.components.core.labels import DRANET_DRIVER, NVIDIA_DRA_DRIVER, RDMA_DEVICE_CLASS
@@ -37,9 +37,7 @@ from aks_gpu_inference.policies.cel import cel_environment, remembered
 from aks_gpu_inference.policies.manifests import (
     GPU_DEVICE_CLASSES,
     UNKNOWN_CLASS,
-    PodTemplate,
     StackIndex,
-    container_claims,
     get,
     is_unknown,
     items,
@@ -243,67 +241,3 @@ def judge(name: str, kinds: ClassKinds) -> tuple[set[Kind] | None, bool]:
     if name in kinds:
         return kinds[name], False
     return set(BY_NAME.get(name, set())), True
-
-
-# ---- RDMA containers ---------------------------------------------------------------------------
-
-
-class RdmaContainer(NamedTuple):
-    where: str
-    container: Mapping[str, Any]
-    certain: bool
-    """False: it may claim RDMA NICs (its claims or their classes are unknown during preview)."""
-    by_name: tuple[str, ...] = ()
-    """The RDMA classes behind its claims that were judged by name, their DeviceClass not being at hand."""
-
-
-def rdma_containers(
-    index: StackIndex, template: PodTemplate, possibly: bool = False, kinds: ClassKinds | None = None
-) -> list[RdmaContainer]:
-    """Containers of a pod that consume a claim on a class selecting RDMA NICs.
-
-    With ``possibly``, containers whose claims (or their classes) cannot be resolved during preview
-    are included with ``certain=False``, for rules that fail closed. Pass ``kinds`` (``class_kinds``)
-    when checking many pods of one stack.
-    """
-    certain, maybe = _rdma_claims(index, template, class_kinds(index) if kinds is None else kinds)
-    found = []
-    for where, container in template.containers():
-        claims = container_claims(container)
-        if claims is None:
-            # It may consume any of the pod's claims, or the pod's claims are unknown ("*").
-            if possibly and (certain or maybe):
-                found.append(RdmaContainer(where, container, False))
-            continue
-        claims.add("*")
-        if certain.keys() & claims:
-            by_name = sorted(set().union(*(certain[c] for c in certain.keys() & claims)))
-            found.append(RdmaContainer(where, container, True, tuple(by_name)))
-        elif possibly and maybe & claims:
-            found.append(RdmaContainer(where, container, False))
-    return found
-
-
-def _rdma_claims(index: StackIndex, template: PodTemplate, kinds: ClassKinds) -> tuple[dict[str, set[str]], set[str]]:
-    """The pod's claims on RDMA classes (each with the classes behind it judged by name), and the claims
-    that may be (a class unknown during preview)."""
-    certain: dict[str, set[str]] = {}
-    maybe: set[str] = set()
-    for claim, classes in index.pod_claim_classes(template).items():
-        for name in classes:
-            selected, named = judge(name, kinds)
-            if selected is None:
-                maybe.add(claim)
-            elif "rdma" in selected:
-                certain.setdefault(claim, set())
-                if named:
-                    certain[claim].add(name)
-    return certain, maybe
-
-
-def by_name_note(found: list[RdmaContainer]) -> str:
-    """`` (class dranet.net judged by its name: ...)`` when some RDMA class had no DeviceClass object."""
-    names = sorted({name for use in found for name in use.by_name})
-    if not names:
-        return ""
-    return f" (class {', '.join(names)} judged by its name: its DeviceClass is not among the checked resources)"

@@ -1,10 +1,10 @@
 """GPU pools carry the GPU taint, and every workload that asks for GPUs tolerates it.
 
 Seeds 002 and 004 taint GPU pools ``sku=gpu:NoSchedule`` so that general pods never land on (and
-pin) expensive GPU nodes; a GPU workload without the toleration stays Pending. GPU requests are
-device-plugin resources (``nvidia.com/gpu``, ``amd.com/gpu``, ``nvidia.com/mig-*``) or DRA claims
-on GPU device classes (``gpu.nvidia.com``, ``mig.nvidia.com`` and DeviceClasses in the stack that
-select the NVIDIA driver). Unknown taints or tolerations fail closed; an unknown vmSize is skipped.
+pin) expensive GPU nodes; a GPU workload without the toleration stays Pending. What asks for GPUs is
+``_gpus``: device-plugin resources, DRA claims on GPU device classes, operator fields. A fragment (a patch)
+is not held to the toleration: the object it patches may carry it. Unknown taints or tolerations fail
+closed; an unknown vmSize is skipped.
 """
 
 from __future__ import annotations
@@ -13,10 +13,8 @@ from collections.abc import Mapping
 
 from aks_gpu_inference.components.core.labels import GPU_TAINT
 from aks_gpu_inference.policies.manifests import (
-    GPU_DEVICE_CLASSES,
     StackIndex,
     Violation,
-    gpu_resource_names,
     is_unknown,
     items,
     parse_taint,
@@ -24,23 +22,10 @@ from aks_gpu_inference.policies.manifests import (
     pools,
     tolerates,
 )
+from aks_gpu_inference.policies.rules._gpus import gpu_device_classes, gpu_requests
 from aks_gpu_inference.policies.rules._rule import Rule
 
 NAME = "gpu-taints-and-tolerations"
-
-
-def gpu_device_classes(index: StackIndex) -> set[str]:
-    """Names of the device classes that select GPUs.
-
-    A DeviceClass in the stack is judged by its selectors (``_device_classes.classify``: the NVIDIA,
-    MIG or AMD GPU drivers' devices), whatever its name; ``gpu.nvidia.com`` and ``mig.nvidia.com``
-    count by name when their DeviceClass is absent or its selectors are unknown during preview.
-    """
-    from aks_gpu_inference.policies.rules._device_classes import class_kinds
-
-    kinds = class_kinds(index)
-    selecting = {name for name, selected in kinds.items() if selected is not None and "gpu" in selected}
-    return selecting | {name for name in GPU_DEVICE_CLASSES if kinds.get(name) is None}
 
 
 def _check(index: StackIndex, config: dict):
@@ -60,10 +45,8 @@ def _check(index: StackIndex, config: dict):
     gpu_classes = gpu_device_classes(index)
     for r in index.resources:
         for template in pod_templates(r):
-            claims = index.pod_claim_classes(template)
-            gpu_claims = sorted(name for name, classes in claims.items() if classes & gpu_classes)
-            requests = sorted({name for _, c in template.containers() for name in gpu_resource_names(c)})
-            if not gpu_claims and not requests:
+            asked = gpu_requests(index, template, gpu_classes)
+            if not asked or template.fragment:
                 continue
             tolerations = template.spec.get("tolerations")
             if is_unknown(tolerations) or any(
@@ -71,12 +54,11 @@ def _check(index: StackIndex, config: dict):
             ):
                 yield Violation(NAME, r, f"{template.label}: tolerations are unknown during preview (fails closed)")
             elif not tolerates(tolerations, taint):
-                asked = ", ".join(requests + [f"claim {c}" for c in gpu_claims])
                 key, value, effect = parse_taint(taint)
                 yield Violation(
                     NAME,
                     r,
-                    f"{template.label}: requests GPUs ({asked}) but does not tolerate {taint!r}; add tolerations: "
+                    f"{template.label}: requests GPUs ({', '.join(asked)}) but does not tolerate {taint!r}; add tolerations: "
                     f"[{{key: {key}, operator: Equal, value: {value}, effect: {effect}}}]",
                 )
 
@@ -102,7 +84,7 @@ def _nodepools(index: StackIndex, taint: str):
 RULE = Rule(
     name=NAME,
     description="GPU pools carry the GPU taint and every workload that requests GPUs tolerates it.",
-    why="Every GPU pool carries the GPU taint; every workload that requests GPUs (`nvidia.com/gpu`, `amd.com/gpu`, `nvidia.com/mig-*`, DRA claims on GPU device classes) tolerates it. Keeps general pods off GPU nodes; an untolerating GPU pod stays Pending (seeds 002, 004).",
+    why="Every GPU pool carries the GPU taint; every workload that requests GPUs tolerates it: `nvidia.com/gpu`, `amd.com/gpu`, `nvidia.com/mig-*` and their `.shared` names, Kata passthrough `nvidia.com/pgpu`, names KServe's `serving.kserve.io/gpu-resource-types` adds, DRA claims on GPU device classes (passthrough `vfio.gpu.nvidia.com` and MIG included), and operator fields such as a Ray group's `rayStartParams.num-gpus` or a multi-node NIMService's tensor parallelism. Keeps general pods off GPU nodes; an untolerating GPU pod stays Pending (seeds 002, 004).",
     fix="add the taint / the toleration",
     enforcement="mandatory",
     scope="stack",

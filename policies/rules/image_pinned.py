@@ -1,7 +1,8 @@
-"""Container images are pinned: a tag other than ``latest``, or a digest.
+"""Container images are pinned: a version tag, or a digest; not ``latest`` nor another floating tag.
 
 An unpinned inference image changes under a running fleet at the next node restart (seed 002's
-``vllm/vllm-openai:v0.4.0`` is pinned; ``:latest`` is not). Unknown images are skipped.
+``vllm/vllm-openai:v0.4.0`` is pinned; ``:latest``, ``:stable`` and ``:nightly`` are not:
+``images.floating_tag``). Unknown images are skipped.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ def _check(index: StackIndex, _config: dict):
 
 RULE = Rule(
     name=NAME,
-    description="Container images are pinned to a version tag or digest (no latest, no missing tag).",
-    why="Images have a version tag (not `latest`) or a digest.",
+    description="Container images are pinned to a version tag or digest (no latest or other floating tag, no missing tag).",
+    why="Images have a version tag or a digest: no tag, `latest` and other floating tags (`stable`, `nightly`, `main`, `edge`, `dev`, `latest-gpu`...) move under a running fleet.",
     fix="pin the image",
     enforcement="advisory",
     scope="resource",

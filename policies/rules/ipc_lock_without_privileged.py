@@ -1,15 +1,18 @@
-"""No container is privileged; containers that claim RDMA NICs get exactly what RDMA needs.
+"""No container is privileged; containers that use RDMA get exactly what RDMA needs.
 
 Seed 004: RDMA pods add ``IPC_LOCK`` (to pin memory for the NIC), drop ``ALL``, set
 ``allowPrivilegeEscalation: false`` and never ``privileged: true`` — a privileged container owns
-the node. Pod Security "baseline" forbids IPC_LOCK, so RDMA namespaces run under "privileged"
-admission and this rule is the compensating control. Unknown values fail closed.
+the node — nor ``SYS_ADMIN`` or any other capability. Pod Security "baseline" forbids IPC_LOCK, so RDMA
+namespaces run under "privileged" admission and this rule is the compensating control. Which containers use
+RDMA is ``_rdma``'s notion (an IP-over-InfiniBand network alone needs no IPC_LOCK). A fragment (a patch) is
+held to what it sets, not to what it leaves out. Capabilities are compared without their ``CAP_`` prefix, as
+container runtimes read them. Unknown values fail closed.
 """
 
 from __future__ import annotations
 
 from aks_gpu_inference.policies.manifests import Exemption, StackIndex, Violation, get, is_unknown, items, pod_templates
-from aks_gpu_inference.policies.rules._device_classes import by_name_note, class_kinds, rdma_containers
+from aks_gpu_inference.policies.rules._rdma import context, describe, rdma_uses
 from aks_gpu_inference.policies.rules._rule import Rule
 
 NAME = "ipc-lock-without-privileged"
@@ -44,8 +47,8 @@ def exempting(agents: list[dict], namespace: object, image: object) -> dict | No
 
 
 def _check(index: StackIndex, config: dict):
-    allowed = set(config["allowed_capabilities"]) | {"IPC_LOCK"}
-    kinds = class_kinds(index)
+    allowed = {_capability(c) for c in config["allowed_capabilities"]} | {"IPC_LOCK"}
+    ctx = context(index)
     for r in index.resources:
         namespace = get(r.props, "metadata", "namespace")
         for template in pod_templates(r):
@@ -66,30 +69,39 @@ def _check(index: StackIndex, config: dict):
                     yield Violation(
                         NAME, r, f"{template.where(where)}: securityContext.privileged {state}; grant single capabilities instead"
                     )
-            for use in rdma_containers(index, template, possibly=True, kinds=kinds):
-                where, container, certain = use.where, use.container, use.certain
-                problems = _rdma_problems(get(container, "securityContext", default={}), allowed)
+            for use in rdma_uses(index, template, possibly=True, ctx=ctx):
+                if not use.verbs:
+                    continue
+                problems = _rdma_problems(get(use.container, "securityContext", default={}), allowed, template.fragment)
                 if problems:
-                    claim = (
-                        "claims RDMA NICs" + by_name_note([use])
-                        if certain
+                    how = (
+                        describe([use])
+                        if use.certain
                         else "may claim RDMA NICs (its claims are unknown during preview; fails closed)"
                     )
-                    yield Violation(NAME, r, f"{template.where(where)} {claim}: " + "; ".join(problems))
+                    yield Violation(NAME, r, f"{template.where(use.where)} {how}: " + "; ".join(problems))
 
 
-def _rdma_problems(context, allowed: set[str]) -> list[str]:
+def _capability(name: object) -> str:
+    """A capability as the kernel names it without ``CAP_`` (containerd and CRI-O accept both spellings)."""
+    return str(name).upper().removeprefix("CAP_")
+
+
+def _rdma_problems(context, allowed: set[str], fragment: bool) -> list[str]:
+    """What an RDMA container's security context lacks or has too much of; for a fragment only what it has too much of."""
     added = get(context, "capabilities", "add")
     dropped = get(context, "capabilities", "drop")
     problems = []
+    extra = sorted({_capability(c) for c in items(added) if not is_unknown(c)} - allowed)
+    if fragment:
+        return [f"remove capabilities {extra} (allowed: {sorted(allowed)})"] if extra else []
     if is_unknown(added) or any(is_unknown(c) for c in items(added)):
         problems.append("capabilities.add is unknown during preview (fails closed)")
-    elif "IPC_LOCK" not in items(added):
+    elif "IPC_LOCK" not in {_capability(c) for c in items(added)}:
         problems.append("add capability IPC_LOCK (RDMA pins memory)")
-    extra = sorted({str(c) for c in items(added) if not is_unknown(c)} - allowed)
     if extra:
         problems.append(f"remove capabilities {extra} (allowed: {sorted(allowed)})")
-    if "ALL" not in items(dropped):
+    if "ALL" not in {_capability(c) for c in items(dropped) if not is_unknown(c)}:
         unknown_drop = is_unknown(dropped) or any(is_unknown(c) for c in items(dropped))
         problems.append("capabilities.drop is unknown during preview (fails closed)" if unknown_drop else "drop ALL capabilities")
     escalation = get(context, "allowPrivilegeEscalation")
@@ -102,8 +114,8 @@ def _rdma_problems(context, allowed: set[str]) -> list[str]:
 
 RULE = Rule(
     name=NAME,
-    description="No privileged containers; containers claiming RDMA NICs add IPC_LOCK, drop ALL and forbid privilege escalation.",
-    why="No container is `privileged`; containers that claim RDMA NICs add `IPC_LOCK`, drop `ALL`, set `allowPrivilegeEscalation: false`, and add nothing else (seed 004).",
+    description="No privileged containers; containers that use RDMA add IPC_LOCK, drop ALL and forbid privilege escalation.",
+    why="No container is `privileged`; containers that use RDMA (as `rdma-capable-sku` reads it; an IPoIB network alone excepted) add `IPC_LOCK`, drop `ALL`, set `allowPrivilegeEscalation: false`, and add nothing else, `SYS_ADMIN` least of all (seed 004). A patch is held to what it sets.",
     fix="replace `privileged` with the capability set",
     enforcement="mandatory",
     scope="stack",

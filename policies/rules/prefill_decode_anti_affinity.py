@@ -20,7 +20,7 @@ def _check(index: StackIndex, config: dict):
     for r in index.resources:
         for template in pod_templates(r):
             labels = get(template.metadata, "labels")
-            if not isinstance(labels, Mapping):
+            if not isinstance(labels, Mapping) or template.fragment:  # a patch leaves the affinity to what it patches
                 continue
             role = next((labels.get(key) for key in config["role_labels"] if labels.get(key) in ("prefill", "decode")), None)
             if role is None:

@@ -3,11 +3,12 @@
 Seed 004: only sizes with a lower-case ``r`` among the capability letters (``ND96isr``) have the
 InfiniBand back end; "do not select a general-purpose GPU SKU only because it has NVIDIA GPUs".
 A pool serves RDMA work when it is labelled ``aks-gpu-inference/rdma=true``, or when a pod that
-claims RDMA NICs (a device class whose selectors take DRANET's ``rdma`` NICs, see
-``_device_classes``) is pinned to it. Such a pod must be pinned: ``nodeSelector``
-``kubernetes.azure.com/agentpool: <pool>``, or a required node affinity every term of which has
-``kubernetes.azure.com/agentpool In [<pools>]``. A pool outside the stack cannot be checked and is
-skipped. Unknown sizes, labels or selectors fail closed.
+uses RDMA or an InfiniBand network (``_rdma``: DRA NIC claims, RDMA device-plugin resources, the host's
+/dev/infiniband, Multus RDMA or IPoIB networks, NCCL/UCX variables that select InfiniBand) is pinned to it.
+Such a pod must be pinned: ``nodeSelector`` ``kubernetes.azure.com/agentpool: <pool>``, or a required node
+affinity every term of which has ``kubernetes.azure.com/agentpool In [<pools>]``; a fragment (a patch) need
+not be, the object it patches may pin it. A pool outside the stack cannot be checked and is skipped.
+Unknown sizes, labels or selectors fail closed.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from aks_gpu_inference.policies.manifests import (
     pod_templates,
     pools,
 )
-from aks_gpu_inference.policies.rules._device_classes import RdmaContainer, by_name_note, class_kinds, rdma_containers
+from aks_gpu_inference.policies.rules._rdma import RdmaUse, context, describe, rdma_uses
 from aks_gpu_inference.policies.rules._rule import Rule
 
 NAME = "rdma-capable-sku"
@@ -88,7 +89,7 @@ def _affinity_pools(spec: Mapping[str, Any]) -> set[str] | Any | None:
 
 def _check(index: StackIndex, _config: dict):
     yield from _labelled_pools(index)
-    kinds = class_kinds(index)
+    ctx = context(index)
     for r in index.resources:
         for template in pod_templates(r):
             if template.unknown:
@@ -97,7 +98,7 @@ def _check(index: StackIndex, _config: dict):
                     r,
                     f"{r.label}: the pod spec is unknown during preview, so its RDMA claims and pool cannot be checked (fails closed)",
                 )
-            elif found := rdma_containers(index, template, possibly=True, kinds=kinds):
+            elif found := rdma_uses(index, template, possibly=True, ctx=ctx):
                 yield from _pinned_pools(index, r, template, found)
 
 
@@ -114,14 +115,12 @@ def _labelled_pools(index: StackIndex):
                 yield Violation(NAME, pool.resource, f"{pool.where}: pool {labelled} has a vmSize that {problem}")
 
 
-def _pinned_pools(index: StackIndex, r: Resource, template: PodTemplate, found: list[RdmaContainer]):
-    """A pod claiming RDMA NICs pins RDMA-capable pools only."""
-    claims = (
-        "claims RDMA NICs" + by_name_note(found)
-        if any(use.certain for use in found)
-        else "may claim RDMA NICs (claims unknown during preview; fails closed)"
-    )
+def _pinned_pools(index: StackIndex, r: Resource, template: PodTemplate, found: list[RdmaUse]):
+    """A pod that uses RDMA pins RDMA-capable pools only."""
+    claims = describe(found)
     pinned = pinned_pools(template.spec)
+    if template.fragment and (pinned is None or is_unknown(pinned)):
+        return  # the object a patch applies to may pin the pool
     if pinned is None or is_unknown(pinned):
         pin = "its pool selector is unknown during preview (fails closed)" if is_unknown(pinned) else "does not pin an RDMA pool"
         yield Violation(NAME, r, f"{template.label}: {claims} but {pin}; {PIN_HINT}")
@@ -135,8 +134,8 @@ def _pinned_pools(index: StackIndex, r: Resource, template: PodTemplate, found: 
 
 RULE = Rule(
     name=NAME,
-    description="Pools that serve RDMA work (labelled for RDMA, or pinned by pods claiming RDMA NICs) are RDMA-capable ND sizes.",
-    why="A pool labelled `aks-gpu-inference/rdma=true`, or pinned (below) by a pod that claims RDMA NICs, is an RDMA size (`r` among the capability letters, catalog-backed). An NC size has no InfiniBand: NCCL silently falls back to Ethernet (seeds 002, 004).",
+    description="Pools that serve RDMA work (labelled for RDMA, or pinned by pods that use RDMA) are RDMA-capable ND sizes.",
+    why="A pool labelled `aks-gpu-inference/rdma=true`, or pinned (below) by a pod that uses RDMA however it asks for it (DRA NIC claims at pod or container level, RDMA device-plugin resources such as `rdma/ib`, the host's `/dev/infiniband`, Multus RDMA or IPoIB networks, NCCL/UCX variables that select InfiniBand), is an RDMA size (`r` among the capability letters, catalog-backed); such a pod must pin one. An NC size has no InfiniBand: NCCL silently falls back to Ethernet (seeds 002, 004).",
     fix="use an ND `…r…` size, or pin the pod to one",
     enforcement="mandatory",
     scope="stack",

@@ -80,14 +80,16 @@ def write_config(tmp_path: Path, config: object) -> Path:
 # seed 004 DeviceClass dranet.net and ResourceClaimTemplate nd-rdma-full-node-h100: no rule judges
 #   these kinds by themselves (they only feed the claim joins). No findings.
 # seed 004 model-server Pod, alone: the claim template it names is not among the scanned objects, so
-#   its rdma-nics claim resolves to no device class and the RDMA rules (ipc-lock, nccl, rdma-capable-sku)
-#   do not treat modelserver as an RDMA container; it requests 8 nvidia.com/gpu and tolerates the taint;
-#   its container has no image at all (faithful to the seed), which image-pinned skips. No findings.
+#   its rdma-nics claim resolves to no device class; but its UCX_TLS=rc_x,... names only InfiniBand
+#   transports, so modelserver is an RDMA container all the same: it pins a pool (outside the scan, not
+#   checked), adds IPC_LOCK, drops ALL and forbids escalation, and does not set NCCL_IB_DISABLE=0 (one
+#   advisory finding); it requests 8 nvidia.com/gpu and tolerates the taint; its container has no image at
+#   all (faithful to the seed), which image-pinned skips.
 SEED_FILES_ALONE = {
     SEED002_DEPLOYMENT: Counter(),
     SEED004_DEVICE_CLASS: Counter(),
     SEED004_CLAIM_TEMPLATE: Counter(),
-    SEED004_POD: Counter(),
+    SEED004_POD: Counter({("nccl-infiniband-enabled", "advisory"): 1}),
 }
 
 
@@ -118,8 +120,11 @@ def test_seed004_set_together_only_asks_for_nccl_ib_disable(capsys):
     assert verdicts(report) == Counter({("nccl-infiniband-enabled", "advisory"): 1})
     [finding] = report["findings"]
     assert finding["resource"] == "Pod llm-d-infra/llm-d-modelserver"
-    assert finding["file"] == str(SEED004_POD) and finding["line"] == first_key_line(SEED004_POD)
-    assert "modelserver claims RDMA NICs but does not set NCCL_IB_DISABLE=0" in finding["message"]
+    assert finding["file"] == str(SEED004_POD) and finding["line"] == line_of(SEED004_POD, "    - name: modelserver")
+    assert (
+        "modelserver claims RDMA NICs and selects InfiniBand (UCX_TLS=rc_x,cuda_copy,cuda_ipc,self) but does not set NCCL_IB_DISABLE=0"
+        in finding["message"]
+    )
     assert code == 0
 
 
@@ -181,6 +186,17 @@ def first_key_line(path: Path, index: int = 0) -> int:
     return lines[index]
 
 
+def document_at(path: Path, line: int) -> int:
+    """The index of the document of a file that holds ``line``."""
+    starts = [n + 1 for n, text in enumerate(path.read_text().splitlines()) if text.startswith("apiVersion:")]
+    return max(i for i, start in enumerate(starts) if start <= line)
+
+
+def line_of(path: Path, text: str, after: int = 0) -> int:
+    """1-based line of the first line of a file that is ``text`` (after line ``after``)."""
+    return next(n + 1 for n, line in enumerate(path.read_text().splitlines()) if n + 1 > after and line == text)
+
+
 def test_compliant_rdma_set_passes_and_folders_are_searched_recursively(capsys):
     """rdma-workloads.yaml (4 objects) plus storage/model-cache.yml (2) one folder down; notes.txt (not
     YAML) and ignored.json (a Pod on busybox:latest) are not *.yaml/*.yml and are skipped. The ND96isr
@@ -222,12 +238,11 @@ BROKEN_FINDINGS = Counter(
 
 def test_broken_set_reports_every_yaml_rule_and_exits_1(capsys):
     code, report = scan_json(capsys, BROKEN)
-    starts = {first_key_line(BROKEN, i): i for i in range(4)}
-    assert Counter((f["rule"], f["level"], starts[f["line"]]) for f in report["findings"]) == BROKEN_FINDINGS
+    assert Counter((f["rule"], f["level"], document_at(BROKEN, f["line"])) for f in report["findings"]) == BROKEN_FINDINGS
     assert {f["file"] for f in report["findings"]} == {str(BROKEN)}
     assert (report["objects"], report["mandatory"], report["advisory"]) == (4, 4, 6)
     assert code == 1
-    [rdma] = [f for f in report["findings"] if f["rule"] == "ipc-lock-without-privileged" and starts[f["line"]] == 1]
+    [rdma] = [f for f in report["findings"] if f["rule"] == "ipc-lock-without-privileged" and document_at(BROKEN, f["line"]) == 1]
     for problem in (
         "add capability IPC_LOCK",
         "remove capabilities ['SYS_ADMIN']",
@@ -243,7 +258,9 @@ def test_table_output(capsys):
     header, _separator, *rows, summary = out.strip().splitlines()
     assert header.split() == ["level", "rule", "where", "finding"]
     assert len(rows) == 10
-    assert rows[0].startswith("mandatory  rdma-capable-sku") and f"{BROKEN}:{first_key_line(BROKEN, 1)}" in rows[0]
+    assert rows[0].startswith("mandatory  rdma-capable-sku")
+    where = re.search(rf"{re.escape(str(BROKEN))}:(\d+)", rows[0])
+    assert where and document_at(BROKEN, int(where[1])) == 1 and int(where[1]) > first_key_line(BROKEN, 1), "the pod spec's line"
     assert summary == "4 objects scanned: 4 mandatory, 6 advisory findings, 0 exempted"
 
 
@@ -255,9 +272,9 @@ def test_multi_document_file_with_a_list(capsys):
     assert report["objects"] == 3
     assert verdicts(report) == Counter({("image-pinned", "advisory"): 1, ("azure-disk-caching-none", "advisory"): 1})
     lines = {f["resource"]: f["line"] for f in report["findings"]}
-    assert lines["StorageClass legacy-disk"] == first_key_line(MULTI, 1)
-    item_line = next(n + 1 for n, line in enumerate(MULTI.read_text().splitlines()) if line == "  - apiVersion: apps/v1")
-    assert lines["Deployment apps/chat"] == item_line
+    assert lines["StorageClass legacy-disk"] == line_of(MULTI, "  cachingMode: ReadWrite"), "the field's line"
+    item_line = line_of(MULTI, "  - apiVersion: apps/v1")
+    assert lines["Deployment apps/chat"] == line_of(MULTI, "              image: registry.example.com/chat:latest", item_line)
     assert code == 0
 
 
@@ -279,7 +296,7 @@ def test_json_structure_and_counts(capsys):
     assert report["advisory"] == sum(f["level"] == "advisory" for f in report["findings"]) == 6 + 2 + 1
     rules = {rule.name for rule in RULES}
     for finding in report["findings"]:
-        assert set(finding) == {"rule", "level", "file", "line", "resource", "message"}
+        assert set(finding) == {"rule", "level", "file", "line", "resource", "template", "message"}
         assert finding["rule"] in rules and finding["level"] in ("mandatory", "advisory")
         assert isinstance(finding["line"], int) and finding["line"] >= 1
         assert Path(finding["file"]).is_file()

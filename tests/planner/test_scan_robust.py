@@ -6,6 +6,7 @@ of each kind; the comment at the top of each says what it is.
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections import Counter
 from pathlib import Path
@@ -122,12 +123,13 @@ def test_conflict_markers_at_line_start(capsys, tmp_path, text, errors):
 
 @pytest.mark.parametrize(
     ("value", "warnings"),
-    [("'{{ .Release.Name }}-config'", [("helm-template", 4)]), ("'{{ .CommonLabels.alertname }}'", [])],
+    [("'{{ .Release.Name }}-config'", [("helm-template", 6)]), ("'{{ .CommonLabels.alertname }}'", [])],
     ids=["helm-action", "alertmanager-template"],
 )
 def test_templates_in_yaml_that_parses(capsys, tmp_path, value, warnings):
     """Helm actions warn (the file is still scanned); other tools' Go templates in rendered data do not."""
-    code, report = run_json(capsys, write(tmp_path, "t.yaml", f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {value}\n"))
+    text = f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  {value}: x\n"
+    code, report = run_json(capsys, write(tmp_path, "t.yaml", text))
     assert [(w["check"], w["line"]) for w in report["warnings"]] == warnings
     assert all("render it with `helm template` first; scanned as written" in w["message"] for w in report["warnings"])
     assert (code, report["objects"]) == (EXIT_OK, 1)
@@ -200,7 +202,7 @@ def test_typed_lists_are_expanded_and_judged(capsys, tmp_path):
     assert report["objects"] == 2 and report["warnings"] == []
     found = {(f["rule"], f["resource"], f["line"]) for f in report["findings"]}
     assert found == {
-        ("gpu-taints-and-tolerations", "Deployment ml/no-toleration", 4),
+        ("gpu-taints-and-tolerations", "Deployment ml/no-toleration", 7),  # the pod spec's line
         ("azure-disk-caching-none", "StorageClass disk", 14),
     }
     assert code == EXIT_FAILED
@@ -242,14 +244,18 @@ def test_unknown_kind_device_paths(capsys, tmp_path, spec, shown):
 SCAN_DRA = FIXTURES / "scan_dra"
 
 
-def test_dra_through_an_operators_own_field_warns(capsys):
-    """NIM Operator's sample NIMService asks for a GPU through spec.draResources[].resourceClaimTemplateName."""
+def test_dra_through_an_operators_own_field_is_read(capsys):
+    """NIM Operator's sample NIMService asks for a GPU through spec.draResources[].resourceClaimTemplateName: its pod
+    (policies/manifests/operators/nim.py) holds that claim, on gpu.nvidia.com, and tolerates no GPU taint."""
     code, report = run_json(capsys, SCAN_DRA / "nimservice-dra-manual.yaml")
-    [warning] = report["warnings"]
-    assert warning["check"] == "unknown-kind-devices"
-    assert warning["resource"] == "NIMService nim-service/meta-llama3-2-1b-instruct"
-    assert warning["message"].endswith("DRA claims at spec.draResources: its pods are not checked")
-    assert (code, report["objects"]) == (EXIT_OK, 3)
+    assert report["warnings"] == []
+    [finding] = report["findings"]
+    assert (finding["rule"], finding["resource"]) == (
+        "gpu-taints-and-tolerations",
+        "NIMService nim-service/meta-llama3-2-1b-instruct",
+    )
+    assert "requests GPUs (claim draResources[0]) but does not tolerate 'sku=gpu:NoSchedule'" in finding["message"]
+    assert (code, report["objects"]) == (EXIT_FAILED, 3)
 
 
 @pytest.mark.parametrize(
@@ -288,7 +294,7 @@ def test_a_self_referencing_alias_is_refused_not_walked(capsys, tmp_path):
 
 def test_unknown_means_pod_templates_finds_none(capsys, monkeypatch):
     """The decision follows policies.manifests.pod_templates: a kind it gives no templates for is unknown."""
-    monkeypatch.setattr(scan_module, "pod_templates", lambda _resource: [])
+    monkeypatch.setattr(importlib.import_module("aks_gpu_inference.planner.scan.blind_spots"), "pod_templates", lambda _r: [])
     _, report = run_json(capsys, MIXED / "good.yaml")
     [warning] = report["warnings"]
     assert warning["resource"] == "Deployment serving/chat"

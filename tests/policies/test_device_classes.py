@@ -13,14 +13,15 @@ import pytest
 import yaml
 
 from aks_gpu_inference.components.core import catalog
+from aks_gpu_inference.components.core.labels import VFIO_GPU_DEVICE_CLASS
 from aks_gpu_inference.components.gpu.dra_device_classes import GPU_CLASS, MIG_CLASS, model_class_cel
 from aks_gpu_inference.components.gpu.rdma_network import DEVICE_CLASS, DEVICE_CLASS_CEL
 from aks_gpu_inference.planner.claims import CHART_CLASSES, cel_devices
 from aks_gpu_inference.policies.manifests import UNKNOWN, Resource, StackIndex, token_for_manifest
 from aks_gpu_inference.policies.rules import _device_classes as dc
 from aks_gpu_inference.policies.rules import ipc_lock_without_privileged, nccl_ib, rdma_capable_sku
+from aks_gpu_inference.policies.rules._gpus import gpu_device_classes
 from aks_gpu_inference.policies.rules.gpu_taints import RULE as GPU_TAINTS
-from aks_gpu_inference.policies.rules.gpu_taints import gpu_device_classes
 from tests.conftest import render_pinned
 
 from ._device_class_fixtures import BY_NAME, FAST_NICS, GPU_CEL, RDMA_CEL, class_stack, dra_class, pool_affinity
@@ -219,8 +220,9 @@ def test_class_kinds_over_a_stack():
 
 def test_gpu_device_classes_by_selector_with_name_fallback():
     index = StackIndex.build([dra_class("amd", 'device.driver == "gpu.amd.com"'), dra_class(GPU_CLASS, RDMA_CEL)])
-    assert gpu_device_classes(index) == {"amd", MIG_CLASS}, "gpu.nvidia.com selects NICs here; mig.nvidia.com is absent"
-    assert gpu_device_classes(StackIndex.build([dra_class(MIG_CLASS, UNKNOWN)])) == {GPU_CLASS, MIG_CLASS}
+    by_name = {MIG_CLASS, VFIO_GPU_DEVICE_CLASS}
+    assert gpu_device_classes(index) == {"amd", *by_name}, "gpu.nvidia.com selects NICs here; mig and vfio are absent"
+    assert gpu_device_classes(StackIndex.build([dra_class(MIG_CLASS, UNKNOWN)])) == {GPU_CLASS, *by_name}
 
 
 # ---- the rules ---------------------------------------------------------------------------------------

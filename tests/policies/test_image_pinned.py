@@ -1,4 +1,4 @@
-"""image-pinned: container images carry a version tag other than latest, or a digest."""
+"""image-pinned: container images carry a version tag (not latest nor another floating tag), or a digest."""
 
 from aks_gpu_inference.policies.manifests import UNKNOWN
 from aks_gpu_inference.policies.rules.image_pinned import RULE
@@ -34,6 +34,19 @@ CASES = [
         image("vllm/vllm-openai:latest"),
         per_template=(problem("vllm/vllm-openai:latest", "uses the latest tag"),),
         over=WORKLOAD_KINDS,
+    ),
+    *(
+        Case(
+            f"floating tag {tag}",
+            image(f"vllm/vllm-openai:{tag}"),
+            per_template=(problem(f"vllm/vllm-openai:{tag}", f"uses the floating tag {tag!r}, which moves to each new build"),),
+            over=("Deployment", "CronJob"),
+        )
+        for tag in ("stable", "nightly", "main", "edge", "dev", "latest-gpu")
+    ),
+    *(
+        Case(f"dated or versioned tag {tag}", image(f"vllm/vllm-openai:{tag}"), over=("Deployment",))
+        for tag in ("nightly-2025-06-01", "main-3f2a1c9", "v0.10.1-rc1", "2025-05-27-v1")
     ),
     Case(
         "registry port is not a tag",

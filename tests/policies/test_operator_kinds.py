@@ -212,6 +212,7 @@ def test_fixture_against_crd(kind):
 def test_fixtures_cover_every_operator_kind():
     built_in = {"Pod", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob"}
     covered = {subject(load(k.file))["kind"] for k in KINDS} | {"VLLMRuntime"}  # in test_operator_kinds_more.py
+    covered |= {"TrainJob", "NIMService", "ServingRuntime", "ClusterServingRuntime"}  # in test_operator_reach.py
     covered |= {"ClusterTrainingRuntime"}  # as a TrainingRuntime:
     assert covered | built_in == TEMPLATE_KINDS
     assert template_group("Deployment") is None and template_group("MPIJob") == "kubeflow.org"

@@ -3,7 +3,8 @@ shorthand GPU requests of vLLM production-stack's VLLMRuntime and Dynamo read as
 
 TFJob, Volcano Job, LLMInferenceService and StormService keep a pod spec of their own and sit in the table of
 test_operator_kinds.py; the VLLMRuntime has none (its operator builds the pod from ``spec.deploymentConfig``), so
-its cases are here. TrainJob and Argo Workflow stay unknown kinds (why: ``policies/manifests/templates.py``).
+its cases are here. Argo Workflow stays an unknown kind (why: ``policies/manifests/templates.py``); TrainJob,
+NIMService and OME's kinds are read since (test_operator_reach.py).
 """
 
 from __future__ import annotations
@@ -164,13 +165,6 @@ def test_llm_inference_service_workloads():
 
 GPU = {"limits": {"nvidia.com/gpu": 1}}
 STILL_UNKNOWN = [
-    # kubeflow/trainer@v2.3.0: the pods are the referenced runtime's, patched
-    {
-        "apiVersion": "trainer.kubeflow.org/v1alpha1",
-        "kind": "TrainJob",
-        "metadata": {"name": "finetune", "namespace": "llm"},
-        "spec": {"runtimeRef": {"name": "torch-distributed"}, "trainer": {"numNodes": 2, "resourcesPerNode": GPU}},
-    },
     # argoproj/argo-workflows@v4.1.2: tolerations resolve per call site, podSpecPatch can change the pod
     {
         "apiVersion": "argoproj.io/v1alpha1",

@@ -115,9 +115,27 @@ CASES = [
         over=WORKLOAD_KINDS,
     ),
     Case(
-        "container that does not consume the pod's rdma claim",
+        "pod-level rdma claim no container lists: DRANET puts the NICs in the pod's network namespace",
         lambda kind: rdma_stack(kind, rdma_spec(container()), vm_size=NC, labels={}),
+        per_template=(ON_NC_POOL,),
         over=WORKLOAD_KINDS,
+    ),
+    Case(
+        "pod-level rdma claim beside a container that lists another claim",
+        lambda kind: rdma_stack(
+            kind,
+            rdma_spec(
+                container(resources={"claims": [{"name": "gpu"}]}),
+                resourceClaims=[
+                    {"name": "nics", "resourceClaimTemplateName": RDMA_TEMPLATE},
+                    {"name": "gpu", "resourceClaimTemplateName": "gpus"},
+                ],
+            ),
+            vm_size=NC,
+            labels={},
+        ),
+        per_template=(ON_NC_POOL,),
+        over=("Deployment",),
     ),
     Case(
         "claim template in another namespace is not the pod's",
