@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 import yaml
 
+from aks_gpu_inference.components.core import pins
 from aks_gpu_inference.planner.inputs import safe_yaml
 from aks_gpu_inference.planner.scan.model import Located, Problem
 from aks_gpu_inference.policies.manifests import Resource, get, items, token_for_manifest
@@ -28,7 +29,7 @@ _VERSIONS = {
     "Pod": "v1",
     **dict.fromkeys(("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet"), "apps/v1"),
     **dict.fromkeys(("Job", "CronJob"), "batch/v1"),
-    "LeaderWorkerSet": "leaderworkerset.x-k8s.io/v1",
+    "LeaderWorkerSet": pins.api_version("LeaderWorkerSet"),
 }
 """The API version of a built-in target named by kind alone (kustomize matches any version then)."""
 
