@@ -1,12 +1,14 @@
 """How close the memory fit (components/core/models.py) comes to what vLLM reported in published start-up logs.
 
-Reads bench/fit_reference_points.json. For every point it runs the fit with the point's model, GPU (the
-memory gpu_memory.json says that GPU reports), tensor-parallel size, gpu_memory_utilization, context and
-dtypes, and prints vLLM's published KV budget and KV tokens beside the estimate. Capacity points (vLLM
-left at least a quarter of its budget for the KV cache) must land within the file's tolerance; verdict
-points (less or no KV room) must reach vLLM's fits / does-not-fit verdict. Each point is estimated with
-its own release's profiler (``vllm_version``: the sampler's cost, CUDA graphs inside the budget from 0.21)
-and its scheduler settings where it set them (else vLLM's defaults for the GPU).
+Reads bench/fit_reference_points.json. For every point it runs the fit with the point's model (a catalog id,
+facts the file carries, or a Hugging Face config.json folder under tests/fixtures/hf_configs), GPU (the
+memory gpu_memory.json says that GPU reports, or the point's own ``device_gib`` for a GPU outside the
+catalog), tensor-parallel size, nodes, gpu_memory_utilization, context and dtypes, and prints vLLM's
+published KV budget ("Available KV cache memory") and KV tokens ("GPU KV cache size") beside the estimate,
+with the error per point and the worst case. Capacity points (vLLM left at least a quarter of its budget
+for the KV cache) must land within the file's tolerance; verdict points (less or no KV room) must reach
+vLLM's starts / refuses verdict. Each point is estimated with its own release (``vllm_version``: its
+profiler, scheduler defaults and KV arithmetic) and its settings where it set them.
 
     .venv/bin/python bench/fit_accuracy.py            # table and summary; exit 1 if a point misses
     .venv/bin/python bench/fit_accuracy.py --json     # the same as JSON
@@ -21,9 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aks_gpu_inference.components.core import models
-from aks_gpu_inference.components.core.models import GIB, ModelFactsArgs
+from aks_gpu_inference.components.core.hf_config import facts_from_config
+from aks_gpu_inference.components.core.models import ModelFactsArgs
 
 POINTS_FILE = Path(__file__).with_name("fit_reference_points.json")
+REPO = Path(__file__).resolve().parents[1]
 
 
 @dataclass(frozen=True)
@@ -77,9 +81,15 @@ def load() -> dict:
 
 
 def model_facts(data: dict, name: str) -> ModelFactsArgs:
-    """A catalog model, or one whose facts the points file carries."""
+    """A catalog model, one whose facts the points file carries, or a Hugging Face config.json folder (a path
+    from the repository root) with its safetensors index when it has one."""
     if name in data.get("models", {}):
         return ModelFactsArgs.model_validate(data["models"][name])
+    folder = REPO / name
+    if (folder / "config.json").is_file():
+        index = folder / "model.safetensors.index.json"
+        config = json.loads((folder / "config.json").read_text())
+        return facts_from_config(config, json.loads(index.read_text()) if index.is_file() else None, hf_id=name)
     return models.get_model(name)
 
 
@@ -87,7 +97,7 @@ def evaluate(point: dict, data: dict) -> Outcome:
     """The fit for one reference point, with that point's vLLM release and scheduler settings."""
     facts = model_facts(data, point["model"])
     gpu = point["gpu"]
-    device_gib = models.gpu_memory_table()[gpu]["device_gib"]
+    device_gib = point.get("device_gib") or models.gpu_memory_table()[gpu]["device_gib"]
     result = models.fit_on_memory(
         facts,
         0,
@@ -101,6 +111,7 @@ def evaluate(point: dict, data: dict) -> Outcome:
         max_num_seqs=point.get("max_num_seqs"),
         max_num_batched_tokens=point.get("max_num_batched_tokens"),
         cuda_graphs=not point.get("enforce_eager", False),
+        custom_all_reduce=point.get("nodes", 1) == 1 and not point.get("disable_custom_all_reduce", False),
         vllm_version=point["vllm_version"],
     )
     published = point["published"]
@@ -119,8 +130,7 @@ def evaluate(point: dict, data: dict) -> Outcome:
         published_kv_gib=kv,
         estimated_kv_gib=result.kv_budget_gib_per_gpu,
         published_tokens=published.get("kv_tokens"),
-        # vLLM's "GPU KV cache size" divides the pool by the bytes a token takes in every layer.
-        estimated_tokens=int(max(result.kv_budget_gib_per_gpu, 0) * GIB // result.kv_bytes_per_token_per_gpu),
+        estimated_tokens=result.kv_tokens,
         published_fits=published["fits"],
         estimated_fits=result.fits,
         estimated_weights_gib=result.weights_gib_per_gpu,
@@ -201,8 +211,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"outcomes": rows, "summary": summary(outcomes, tolerance)}, indent=2))
     else:
         print(
-            f"Memory fit vs published vLLM logs (the fit models vLLM {models.PINNED_VLLM_VERSION}; "
-            f"device memory from components/core/gpu_memory.json)\n"
+            "Memory fit vs published vLLM logs (each point with its own vLLM release; device memory from "
+            "components/core/gpu_memory.json unless the point gives the GiB its log reports)\n"
         )
         print(report(outcomes, tolerance))
         print()
