@@ -188,13 +188,22 @@ def summary(outcomes: list[Outcome], tolerance: float) -> str:
     verdicts = [o for o in outcomes if o.kind == "verdict"]
     errors = [abs(o.error) for o in capacity if o.error is not None]
     worst = max(capacity, key=lambda o: abs(o.error or 0))
+    tokens = [o for o in capacity if o.token_error is not None]
+    worst_tokens = max(tokens, key=lambda o: abs(o.token_error or 0)) if tokens else None
+    over = max((o.error for o in capacity if o.error is not None), default=0.0)
     agree = sum(o.estimated_fits == o.published_fits for o in verdicts)
     unsafe = [o.id for o in outcomes if o.estimated_fits and not o.published_fits]
     misses = [o.id for o in outcomes if not o.ok(tolerance)]
+    token_note = (
+        f"vLLM's token count within {abs(worst_tokens.token_error or 0) * 100:.1f}% on {len(tokens)} points "
+        f"(worst {worst_tokens.id}); "
+        if worst_tokens
+        else ""
+    )
     return (
         f"{len(capacity)} capacity points: KV budget within {max(errors) * 100:.1f}% of vLLM's (worst {worst.id}), "
-        f"mean |error| {sum(errors) / len(errors) * 100:.1f}%, target {tolerance * 100:.0f}%; "
-        f"{agree}/{len(verdicts)} verdict points agree; "
+        f"mean |error| {sum(errors) / len(errors) * 100:.1f}%, largest over-prediction {over * 100:+.1f}%, target "
+        f"{tolerance * 100:.0f}%; {token_note}{agree}/{len(verdicts)} verdict points agree; "
         f"{len(unsafe)} 'fits' where vLLM did not; {'all ok' if not misses else 'MISSES: ' + ', '.join(misses)}"
     )
 

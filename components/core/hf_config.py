@@ -30,6 +30,10 @@ DENSE = {
     "Gemma2ForCausalLM": "Gemma 2",
     "Gemma3ForCausalLM": "Gemma 3 (text)",
 }
+MULTIMODAL = {"Gemma3ForConditionalGeneration": ("Gemma3ForCausalLM", "Gemma 3 (with its vision tower)")}
+"""Vision-language architectures read as their text model plus the vision tower's weights: the profile run's
+image batch (budget / 256 tokens per image through SigLIP) peaks below the text forward and sampler at vLLM's
+defaults, so only the tower's weights change the budget."""
 MOE = {
     "MixtralForCausalLM": "Mixtral",
     "Qwen2MoeForCausalLM": "Qwen2-MoE",
@@ -38,7 +42,7 @@ MOE = {
     "DeepseekV3ForCausalLM": "DeepSeek V3/R1, Kimi K2 (MLA)",
     "GptOssForCausalLM": "gpt-oss",
 }
-SUPPORTED = {**DENSE, **MOE}
+SUPPORTED = {**DENSE, **MOE, **{name: family for name, (_, family) in MULTIMODAL.items()}}
 """Architectures (``architectures[0]``) the fit models, with the families they cover."""
 
 LENGTH_KEYS = ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
@@ -176,6 +180,11 @@ def facts_from_config(
     """
     archs = config.get("architectures") or []
     arch = archs[0] if isinstance(archs, list) and archs else None
+    encoder = 0.0
+    if arch in MULTIMODAL and isinstance(config.get("text_config"), Mapping):
+        encoder = _vision_params(config.get("vision_config") or {}, config["text_config"])
+        inherited = {key: config[key] for key in ("torch_dtype", "quantization_config") if key in config}
+        config, arch = {**inherited, **config["text_config"], "architectures": [MULTIMODAL[arch][0]]}, MULTIMODAL[arch][0]
     if arch not in SUPPORTED:
         families = "; ".join(f"{name} ({family})" for name, family in SUPPORTED.items())
         raise UnsupportedArchitecture(
@@ -216,6 +225,7 @@ def facts_from_config(
     if method == "mxfp4" and arch not in MOE:
         raise UnsupportedArchitecture(f"mxfp4 quantizes experts; {arch} has none")
     facts["checkpoint_gb"] = _checkpoint_gb(index)
+    facts["encoder_params_b"] = round(encoder / 1e9, 4)
     try:
         draft = ModelFactsArgs.model_validate(facts)
     except ValidationError as err:
@@ -223,6 +233,17 @@ def facts_from_config(
     total, active = parameters(draft)
     moe = {"active_params_b": round(active, 3)} if draft.experts else {}
     return draft.model_copy(update={"params_b": round(total, 3), **moe})
+
+
+def _vision_params(vision: Mapping[str, Any], text: Mapping[str, Any]) -> float:
+    """A SigLIP tower's parameters (attention 4 x width^2, MLP 2 x width x intermediate per layer) and the projector
+    into the text model's width."""
+    width, inter, layers = vision.get("hidden_size", 0), vision.get("intermediate_size", 0), vision.get("num_hidden_layers", 0)
+    if not all(isinstance(v, int) and v > 0 for v in (width, inter, layers)):
+        raise ConfigError(
+            "config.json cannot be fitted", ["vision_config: hidden_size, intermediate_size and num_hidden_layers required"]
+        )
+    return layers * (4 * width * width + 2 * width * inter) + width * (text.get("hidden_size") or 0)
 
 
 def _checkpoint_gb(index: Mapping[str, Any] | None) -> float | None:

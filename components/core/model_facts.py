@@ -155,6 +155,10 @@ class ModelFactsArgs(BaseModel):
     """Bytes of the safetensors checkpoint in GB (``model.safetensors.index.json`` ``metadata.total_size``);
     what the layer count does not explain is spread over the ranks. Default None."""
 
+    encoder_params_b: float = Field(0, ge=0, le=100_000, allow_inf_nan=False)
+    """Parameters outside the decoder, in billions: a vision tower and its projector (Gemma 3's SigLIP), held in
+    ``dtype`` and split over tp. Default 0."""
+
     skipped_layers: int = Field(0, ge=0, le=10_000)
     """Layers stored in the checkpoint that vLLM does not load for serving (DeepSeek's multi-token-prediction
     ``num_nextn_predict_layers``). Default 0."""

@@ -105,7 +105,7 @@ def model_parts(m: ModelFactsArgs, vocab: int | None = None) -> Parts:
     return (
         _layer(m, False) * (m.layers - moe_layers)
         + _layer(m, True) * moe_layers
-        + Parts(kept=embeddings, kept_replicated=m.hidden)
+        + Parts(kept=embeddings + m.encoder_params_b * 1e9, kept_replicated=m.hidden)
     )
 
 

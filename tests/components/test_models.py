@@ -633,3 +633,24 @@ def test_a_services_own_max_num_seqs_sizes_its_profile_run():
     small = service_fit(VllmServiceArgs(**base, max_num_seqs=64), pool)
     assert small.kv_tokens > default.kv_tokens
     assert small.kv_tokens == models.fit(base["model"], pool.sku.name, 1, max_model_len=8192, max_num_seqs=64).kv_tokens
+
+
+def test_a_service_fits_the_release_its_image_names_and_its_own_flags():
+    """VllmService passes its image's vLLM release, and --enforce-eager, --max-num-batched-tokens and
+    --disable-custom-all-reduce from extra_args, to the fit."""
+    from types import SimpleNamespace
+
+    from aks_gpu_inference.components.serving.vllm_checks import service_fit
+    from aks_gpu_inference.components.serving.vllm_service_args import VllmServiceArgs
+
+    pool = SimpleNamespace(sku=catalog.get_sku(H100_X8), mig_profile=None)
+    base = {"name": "llama", "model": LLAMA_70B, "max_model_len": 8192, "tensor_parallel_size": 2}
+    pinned = service_fit(VllmServiceArgs(**base), pool)
+    assert pinned.vllm_version == models.PINNED_VLLM_VERSION and pinned.cuda_graph_gib > 0
+    older = service_fit(VllmServiceArgs(**base, image="vllm/vllm-openai:v0.10.1"), pool)
+    assert older.vllm_version == "0.10.1" and older.cuda_graph_gib == 0, "CUDA graphs count from 0.21"
+    digest = service_fit(VllmServiceArgs(**base, image="vllm/vllm-openai@sha256:" + "a" * 64), pool)
+    assert digest.vllm_version == models.PINNED_VLLM_VERSION, "a digest names no release: the pinned one"
+    flags = ["--enforce-eager", "--max-num-batched-tokens=4096", "--disable-custom-all-reduce"]
+    tuned = service_fit(VllmServiceArgs(**base, extra_args=flags), pool)
+    assert (tuned.cuda_graphs, tuned.max_num_batched_tokens, tuned.custom_all_reduce) == (False, 4096, False)
