@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aks_gpu_inference.components.core import models
-from aks_gpu_inference.components.core.hf_config import facts_from_config
 from aks_gpu_inference.components.core.models import ModelFactsArgs
+from aks_gpu_inference.planner import fit_inputs
 
 POINTS_FILE = Path(__file__).with_name("fit_reference_points.json")
 REPO = Path(__file__).resolve().parents[1]
@@ -81,15 +81,13 @@ def load() -> dict:
 
 
 def model_facts(data: dict, name: str) -> ModelFactsArgs:
-    """A catalog model, one whose facts the points file carries, or a Hugging Face config.json folder (a path
-    from the repository root) with its safetensors index when it has one."""
+    """A catalog model, one whose facts the points file carries, or a Hugging Face config.json (the file or its
+    folder, with its safetensors index when it has one), absolute or from the repository root."""
     if name in data.get("models", {}):
         return ModelFactsArgs.model_validate(data["models"][name])
-    folder = REPO / name
-    if (folder / "config.json").is_file():
-        index = folder / "model.safetensors.index.json"
-        config = json.loads((folder / "config.json").read_text())
-        return facts_from_config(config, json.loads(index.read_text()) if index.is_file() else None, hf_id=name)
+    path = REPO / name
+    if path.is_dir() or path.suffix == ".json":
+        return fit_inputs.load_model(str(path))
     return models.get_model(name)
 
 

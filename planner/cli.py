@@ -17,6 +17,7 @@ from datetime import date
 from pathlib import Path
 
 from aks_gpu_inference.components.core.errors import ConfigError
+from aks_gpu_inference.components.core.gpu_utilization import DEFAULT_GPU_MEMORY_UTILIZATION, UTILIZATION_ACCEPTED
 from aks_gpu_inference.components.core.vllm_releases import PINNED_VLLM_VERSION
 
 # One meaning for every command: 0 clean; 1 mandatory violations, unsatisfiable claims or blockers (plan),
@@ -273,7 +274,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fit.add_argument("model", metavar="MODEL", help="Hugging Face id, facts JSON file, or config.json / model folder")
     fit.add_argument("--context", type=int, metavar="N", help="max model length in tokens (default: the model's maximum)")
-    fit.add_argument("--gpu-memory-utilization", type=float, default=0.9, metavar="F", help="as vLLM's (default: 0.9)")
+    fit.add_argument(
+        "--gpu-memory-utilization",
+        type=float,
+        default=DEFAULT_GPU_MEMORY_UTILIZATION,
+        metavar="F",
+        help=f"as vLLM's, {UTILIZATION_ACCEPTED} (default: {DEFAULT_GPU_MEMORY_UTILIZATION})",
+    )
     fit.add_argument("--dtype", choices=["auto", "bfloat16", "fp8", "int4"], default="auto", help="weights (default: auto)")
     fit.add_argument("--kv-cache-dtype", choices=["auto", "fp8"], default="auto", help="KV cache (default: auto)")
     fit.add_argument(

@@ -6,7 +6,8 @@ from __future__ import annotations
 import textwrap
 
 from .gpu_memory import gpu_memory_table
-from .memory_fit import DEFAULT_GPU_MEMORY_UTILIZATION, UTILIZATION_ACCEPTED, WARN_BELOW_SEQUENCES
+from .gpu_utilization import DEFAULT_GPU_MEMORY_UTILIZATION, UTILIZATION_ACCEPTED
+from .memory_fit import WARN_BELOW_SEQUENCES
 from .vllm_overhead import (
     CUDA_GRAPH_BASE_GIB,
     MAX_CUDAGRAPH_CAPTURE_SIZE,

@@ -10,23 +10,11 @@ from typing import Any, TypedDict, Unpack
 
 from . import kv_cache, vllm_kv
 from .fit_result import FitResult
+from .gpu_utilization import DEFAULT_GPU_MEMORY_UTILIZATION, utilization_problem
 from .model_facts import GB, GIB, KV_CACHE_DTYPES, WEIGHT_DTYPES, ModelFactsArgs, check_choice, get_model
 from .vllm_overhead import runtime_overhead
 from .vllm_releases import HYBRID_KV_MANAGER_SINCE, PINNED_VLLM_VERSION, release, scheduler_defaults
 from .weights import per_gpu_weight_bytes
-
-DEFAULT_GPU_MEMORY_UTILIZATION = 0.9
-"""``VllmServiceArgs.gpu_memory_utilization``'s default, passed to vLLM explicitly (vLLM's own default
-was 0.9 and is 0.92 in current releases)."""
-
-GPU_MEMORY_UTILIZATION_ABOVE = 0.1
-GPU_MEMORY_UTILIZATION_AT_MOST = 0.98
-"""The one range of ``gpu_memory_utilization`` the project accepts, in the stack file (VllmService, Dynamo),
-the fit and ``aks-gpu fit``: above 0.1 (less leaves no room for a model's weights), at most 0.98 (the rest
-is the CUDA context and what vLLM's profiler cannot see)."""
-
-UTILIZATION_ACCEPTED = f"above {GPU_MEMORY_UTILIZATION_ABOVE} and at most {GPU_MEMORY_UTILIZATION_AT_MOST}"
-"""The range in words, for error messages."""
 
 WARN_BELOW_SEQUENCES = 4
 """Warn when fewer full-length sequences than this fit at once: requests would queue."""
@@ -39,7 +27,7 @@ class FitSettings(TypedDict, total=False):
     max_model_len: int | None
     """Context length checked, in tokens. Default None: the model's ``max_context``, as vLLM's default is."""
     gpu_memory_utilization: float
-    """Fraction of GPU memory vLLM may use, ``UTILIZATION_ACCEPTED``. Default ``DEFAULT_GPU_MEMORY_UTILIZATION``
+    """Fraction of GPU memory vLLM may use, ``gpu_utilization.UTILIZATION_ACCEPTED``. Default ``DEFAULT_GPU_MEMORY_UTILIZATION``
     (0.9), what VllmService passes."""
     dtype: str
     """Weight dtype: ``auto`` (the checkpoint as published) or a ``WEIGHT_BYTES`` dtype. Default auto."""
@@ -83,13 +71,6 @@ def complete(settings: Mapping[str, Any], caller: str) -> FitSettings:
     if unknown := sorted(set(settings) - FitSettings.__optional_keys__):
         raise TypeError(f"{caller}() got an unexpected keyword argument {unknown[0]!r}")
     return {**DEFAULT_SETTINGS, **settings}  # type: ignore[typeddict-item]
-
-
-def utilization_problem(value: float) -> str | None:
-    """Why ``value`` is not an accepted ``gpu_memory_utilization``, or None."""
-    if GPU_MEMORY_UTILIZATION_ABOVE < value <= GPU_MEMORY_UTILIZATION_AT_MOST:
-        return None
-    return f"must be {UTILIZATION_ACCEPTED}"
 
 
 def check(tp: int, settings: FitSettings) -> None:

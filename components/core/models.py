@@ -29,21 +29,23 @@ from . import catalog
 from .fit_formula import FORMULA
 from .fit_result import FitResult, Suggestion
 from .gpu_memory import device_memory_gib, gpu_memory_table, mig_slice_gb
-from .kv_cache import kv_layout, longest_context, sequence_bytes
-from .labels import mig_slice
-from .memory_fit import (
+from .gpu_utilization import (
     DEFAULT_GPU_MEMORY_UTILIZATION,
-    DEFAULT_SETTINGS,
     GPU_MEMORY_UTILIZATION_ABOVE,
     GPU_MEMORY_UTILIZATION_AT_MOST,
     UTILIZATION_ACCEPTED,
+    utilization_problem,
+)
+from .kv_cache import kv_layout, longest_context, sequence_bytes
+from .labels import mig_slice
+from .memory_fit import (
+    DEFAULT_SETTINGS,
     WARN_BELOW_SEQUENCES,
     FitSettings,
     check,
     complete,
     fit_on_memory,
     resolve,
-    utilization_problem,
 )
 from .model_facts import (
     GB,
