@@ -65,8 +65,8 @@ def _formula() -> str:
         "bf16 copies of kv_b_proj. The checkpoint size, when known, replaces the count's total (less the "
         "multi-token-prediction layers vLLM does not load). Catalog rows: parameters x bytes (or `weights_gb`) "
         "/ tp, fp8/int4 keeping the embeddings in bf16.",
-        "Overhead = what the release's profiler measures. Non-torch GiB (tp 1 / tp with custom all-reduce / "
-        f"across nodes or without it): {_non_torch()}; releases before {_v(RELATIVE_PROFILER_SINCE)} count the "
+        "Overhead = what the release's profiler measures. Non-torch GiB (tp 1 / tp on an NVLink node with custom "
+        f"all-reduce / across nodes, without it, or on a PCIe node): {_non_torch()}; releases before {_v(RELATIVE_PROFILER_SINCE)} count the "
         f"CUDA context, those from {_v(NCCL_BEFORE_SNAPSHOT_SINCE)} no longer NCCL's set-up. Activation peak of "
         "the profile run: max_num_batched_tokens x 2 bytes x (3 x intermediate / tp + 2 x hidden) for one "
         "layer's MLP (a mixture of experts: experts per token x (max(2 x intermediate / tp, hidden) + "

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, TypedDict, Unpack
 
-from . import kv_cache, vllm_kv
+from . import catalog, kv_cache, vllm_kv
 from .fit_result import FitResult
 from .gpu_utilization import DEFAULT_GPU_MEMORY_UTILIZATION, utilization_problem
 from .model_facts import GB, GIB, KV_CACHE_DTYPES, WEIGHT_DTYPES, ModelFactsArgs, check_choice, get_model
@@ -101,6 +101,20 @@ def scheduler(settings: FitSettings, gpu: str, device_gib: float) -> tuple[int, 
     return seqs, tokens
 
 
+PCIE_ONLY_GPUS = ("RTX", "GEFORCE", "L4", "L40", "A10", "A40", "A6000", "T4")
+"""Names of GPUs sold without NVLink between the GPUs of a server, for a GPU the catalog does not know."""
+
+
+def nvlink_node(gpu: str) -> bool:
+    """Whether ranks of one node talk over NVLink: what the catalog says of the GPU model, else False only for a
+    GPU named like the PCIe-only families. The large non-torch figure with tp (NCCL's NVLink/NVSwitch channels
+    and vLLM's custom all-reduce) was measured on NVLink nodes; PCIe nodes spend what a network transport does."""
+    known = catalog.gpu_has_nvlink(gpu.split(" MIG ")[0])
+    if known is not None:
+        return known
+    return not any(tag in gpu.upper().replace(" ", "") for tag in PCIE_ONLY_GPUS)
+
+
 def resolve(model: ModelFactsArgs | str) -> ModelFactsArgs:
     """The facts of ``model``: given, or looked up in the catalog by id or KAITO preset."""
     return model if isinstance(model, ModelFactsArgs) else get_model(model)
@@ -139,14 +153,9 @@ def fit_on_memory(
         weights = per_gpu_weight_bytes(model, tp, s["dtype"], vllm_version=version, gpu=gpu)
     else:
         weights = model.weight_bytes(s["dtype"]) / tp
+    fabric = s["custom_all_reduce"] and nvlink_node(gpu)
     terms = runtime_overhead(
-        model,
-        tp,
-        seqs,
-        batched,
-        cuda_graphs=s["cuda_graphs"],
-        vllm_version=version,
-        custom_all_reduce=s["custom_all_reduce"],
+        model, tp, seqs, batched, cuda_graphs=s["cuda_graphs"], vllm_version=version, custom_all_reduce=fabric
     )
     kv_budget = budget - weights - terms.total
     layout = kv_cache.kv_layout(model, tp, s["kv_cache_dtype"], max_num_batched_tokens=batched, vllm_version=version, gpu=gpu)
@@ -174,7 +183,7 @@ def fit_on_memory(
         max_num_seqs=seqs,
         max_num_batched_tokens=batched,
         cuda_graphs=s["cuda_graphs"],
-        custom_all_reduce=s["custom_all_reduce"] or tp == 1,
+        custom_all_reduce=fabric or tp == 1,
         kv_budget_gib_per_gpu=kv_budget / GIB,
         kv_bytes_per_token=model.kv_bytes_per_token(s["kv_cache_dtype"]),
         kv_bytes_per_token_per_gpu=full + sliding,

@@ -166,9 +166,9 @@ def fit(
     check(tp, s)
     if nodes < 1:
         raise ValueError(f"nodes={nodes!r}: must be at least 1")
-    if nodes > 1:
-        s["custom_all_reduce"] = False
     sku = catalog.get_sku(vm_size)
+    if nodes > 1 or not sku.nvlink:
+        s["custom_all_reduce"] = False  # across nodes vLLM turns it off; a PCIe size has no NVLink fabric
     if mig_profile is None:
         memory_gb, gpu, replicas = sku.gpu_memory_gb, sku.gpu_model, max(1, sku.gpus * nodes // tp) if nodes == 1 else 1
         memory_gib = _device_gib(sku)

@@ -31,11 +31,12 @@ class NonTorch:
     single: float
     """tp 1: cuBLAS/cuBLASLt workspaces (and the CUDA context where the profiler counts it)."""
     custom_all_reduce: float
-    """tp > 1 on one node with vLLM's custom all-reduce: NCCL communicators and channel buffers plus the
-    custom all-reduce IPC buffers, as far as the release's snapshot lets them count."""
+    """tp > 1 on one NVLink node with vLLM's custom all-reduce: NCCL communicators and their NVLink/NVSwitch
+    channel buffers plus the custom all-reduce IPC buffers, as far as the release's snapshot lets them count."""
     nccl_only: float
     """tp > 1 across nodes or pods (vLLM disables its custom all-reduce: "this process group spans across
-    nodes") or with ``--disable-custom-all-reduce``: NCCL's buffers for network transport only."""
+    nodes"), with ``--disable-custom-all-reduce``, or on a PCIe node: NCCL's buffers for a network or PCIe
+    transport only."""
 
 
 NON_TORCH: tuple[NonTorch, ...] = (

@@ -219,3 +219,14 @@ def test_the_release_thresholds_agree_with_vllms_released_source():
     if not sources or not Path(sources).is_dir():
         pytest.skip("VLLM_SOURCES (unpacked vLLM wheels, one folder per release) is not set; see tools/vllm_release_facts.py")
     assert _load_tool().main([sources]) == 0
+
+
+def test_only_nvlink_nodes_pay_the_nvlink_channels_and_custom_all_reduce():
+    from aks_gpu_inference.components.core.memory_fit import nvlink_node
+
+    assert nvlink_node("H100-80GB") and nvlink_node("A100-80GB") and nvlink_node("H200-141GB")
+    assert not nvlink_node("A10-24GB") and not nvlink_node("T4") and not nvlink_node("H100-NVL-94GB")
+    assert not nvlink_node("RTX 4090 D") and not nvlink_node("L40S") and nvlink_node("B300"), "names outside the catalog"
+    base = dict(gpu_memory_gib=22.18, vllm_version="0.10.1", max_model_len=4096)
+    a10 = fit_on_memory("Qwen/Qwen2.5-7B-Instruct", 0, 2, gpu="A10-24GB", **base)
+    assert not a10.custom_all_reduce and a10.non_torch_gib == models.non_torch_gib("0.10.1", 2, custom_all_reduce=False)

@@ -79,15 +79,18 @@ def test_json_of_one_configuration_carries_vllms_figures(capsys):
 
 
 def test_tensor_parallelism_across_nodes_runs_without_custom_all_reduce(capsys):
-    args = ["meta-llama/Llama-3.1-70B-Instruct", "--vm-size", "Standard_NC48ads_A100_v4", "--context", "8192",
+    args = ["meta-llama/Llama-3.1-70B-Instruct", "--vm-size", "Standard_ND96isr_H100_v5", "--context", "8192",
             "--vllm-version", "0.10.1", "--format", "json"]  # fmt: skip
-    _, one_node, _ = fit(capsys, *args, "--tp", "2")
-    code, two_nodes, _ = fit(capsys, *args, "--tp", "4", "--nodes", "2")
+    _, one_node, _ = fit(capsys, *args, "--tp", "8")
+    code, two_nodes, _ = fit(capsys, *args, "--tp", "16", "--nodes", "2")
     across = json.loads(two_nodes)["options"][0]
     assert code == 0 and across["nodes"] == 2 and across["custom_all_reduce"] is False
     assert across["non_torch_gib"] < json.loads(one_node)["options"][0]["non_torch_gib"]
-    code, out, _ = fit(capsys, *args, "--tp", "6", "--nodes", "2")
-    assert code == 1 and "tp 6 needs 3 GPUs per node over 2 nodes" in json.loads(out)["problem"]
+    code, out, _ = fit(capsys, *args, "--tp", "20", "--nodes", "2")
+    assert code == 1 and "tp 20 needs 10 GPUs per node over 2 nodes" in json.loads(out)["problem"]
+    # A PCIe size has no NVLink fabric: its ranks spend what NCCL over PCIe does, on one node too.
+    _, pcie, _ = fit(capsys, *args[:1], "--vm-size", "Standard_NC96ads_A100_v4", *args[3:], "--tp", "2")
+    assert json.loads(pcie)["options"][0]["non_torch_gib"] == across["non_torch_gib"]
 
 
 def test_the_list_of_options_takes_the_release_and_a_config(capsys):
