@@ -4,6 +4,7 @@ replica of tensor-parallel size tp, what vLLM would print for it and whether it 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, TypedDict, Unpack
@@ -101,7 +102,7 @@ def scheduler(settings: FitSettings, gpu: str, device_gib: float) -> tuple[int, 
     return seqs, tokens
 
 
-PCIE_ONLY_GPUS = ("RTX", "GEFORCE", "L4", "L40", "A10", "A40", "A6000", "T4")
+PCIE_ONLY_GPUS = re.compile(r"RTX|GEFORCE|L40|A40|A6000|(?<!\d)L4(?!\d)|A10(?!\d)|A10G|(?<!\d)T4(?!\d)")
 """Names of GPUs sold without NVLink between the GPUs of a server, for a GPU the catalog does not know."""
 
 
@@ -112,7 +113,7 @@ def nvlink_node(gpu: str) -> bool:
     known = catalog.gpu_has_nvlink(gpu.split(" MIG ")[0])
     if known is not None:
         return known
-    return not any(tag in gpu.upper().replace(" ", "") for tag in PCIE_ONLY_GPUS)
+    return not PCIE_ONLY_GPUS.search(gpu.upper())
 
 
 def resolve(model: ModelFactsArgs | str) -> ModelFactsArgs:

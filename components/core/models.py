@@ -167,8 +167,8 @@ def fit(
     if nodes < 1:
         raise ValueError(f"nodes={nodes!r}: must be at least 1")
     sku = catalog.get_sku(vm_size)
-    if nodes > 1 or not sku.nvlink:
-        s["custom_all_reduce"] = False  # across nodes vLLM turns it off; a PCIe size has no NVLink fabric
+    # Across nodes vLLM turns its custom all-reduce off; a PCIe size has no NVLink fabric to spend on.
+    on_vm = {**s, "custom_all_reduce": s["custom_all_reduce"] and nodes == 1 and bool(sku.nvlink)}
     if mig_profile is None:
         memory_gb, gpu, replicas = sku.gpu_memory_gb, sku.gpu_model, max(1, sku.gpus * nodes // tp) if nodes == 1 else 1
         memory_gib = _device_gib(sku)
@@ -178,7 +178,7 @@ def fit(
         memory_gib = memory_gb * GB / GIB
         replicas = sku.gpus * catalog.mig_slices_per_gpu(mig_profile)
     result = replace(
-        fit_on_memory(model, memory_gb, tp, gpu=gpu, gpu_memory_gib=memory_gib, **s),
+        fit_on_memory(model, memory_gb, tp, gpu=gpu, gpu_memory_gib=memory_gib, **on_vm),
         vm_size=vm_size,
         mig_profile=mig_profile,
         replicas_per_vm=replicas,

@@ -149,10 +149,9 @@ def checkpoint_weight_bytes(m: ModelFactsArgs, dtype: str = "auto") -> float:
     """Bytes of every weight vLLM loads, as the checkpoint stores them (all ranks together): the checkpoint's
     measured size less the layers vLLM skips when it is known, else the layer count."""
     quantization = _quantization(m, dtype)
-    counted = _stored_bytes(m, model_parts(m), quantization)
     if m.checkpoint_gb and dtype == "auto":
         return m.checkpoint_gb * 1e9 - _stored_bytes(m, skipped_parts(m), quantization)
-    return counted
+    return _stored_bytes(m, model_parts(m), quantization)
 
 
 def _stored_bytes(m: ModelFactsArgs, parts: Parts, quantization: str) -> float:

@@ -230,3 +230,16 @@ def test_only_nvlink_nodes_pay_the_nvlink_channels_and_custom_all_reduce():
     base = dict(gpu_memory_gib=22.18, vllm_version="0.10.1", max_model_len=4096)
     a10 = fit_on_memory("Qwen/Qwen2.5-7B-Instruct", 0, 2, gpu="A10-24GB", **base)
     assert not a10.custom_all_reduce and a10.non_torch_gib == models.non_torch_gib("0.10.1", 2, custom_all_reduce=False)
+
+
+def test_a_pcie_size_does_not_lend_its_fabric_to_the_sizes_it_suggests():
+    # Llama 70B at 0.5 does not start on four PCIe A100s; the bigger size suggested is fitted with its own NVLink.
+    miss = models.fit(
+        "meta-llama/Llama-3.1-70B-Instruct", "Standard_NC96ads_A100_v4", 4, gpu_memory_utilization=0.5, vllm_version="0.10.1"
+    )
+    assert not miss.fits and not miss.custom_all_reduce
+    (bigger,) = [s for s in miss.suggestions if s.kind == "vm_size"]
+    assert models.catalog.get_sku(bigger.value).nvlink
+    tp = int(bigger.text.split("(tp ")[1].split(",")[0])
+    again = models.fit("meta-llama/Llama-3.1-70B-Instruct", bigger.value, tp, gpu_memory_utilization=0.5, vllm_version="0.10.1")
+    assert again.custom_all_reduce and f"{again.full_length_sequences} sequence(s)" in bigger.text
