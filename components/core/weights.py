@@ -154,9 +154,13 @@ def checkpoint_weight_bytes(m: ModelFactsArgs, dtype: str = "auto") -> float:
     return _stored_bytes(m, model_parts(m), quantization)
 
 
+def _non_expert_linear_bytes(m: ModelFactsArgs, quantization: str) -> float:
+    """Bytes per parameter of the linear weights that are not routed experts (MXFP4 leaves them in ``dtype``)."""
+    return WEIGHT_BYTES[m.dtype] if quantization == "mxfp4" else linear_bytes(m, quantization)
+
+
 def _stored_bytes(m: ModelFactsArgs, parts: Parts, quantization: str) -> float:
-    linear = linear_bytes(m, quantization) if quantization != "mxfp4" else WEIGHT_BYTES[m.dtype]
-    plain = WEIGHT_BYTES[m.dtype]
+    linear, plain = _non_expert_linear_bytes(m, quantization), WEIGHT_BYTES[m.dtype]
     quantized = (parts.sharded + parts.replicated + parts.kv) * linear + parts.experts * expert_bytes(m, quantization)
     return quantized + (parts.kept + parts.kept_replicated) * plain
 
@@ -179,7 +183,7 @@ def per_gpu_weight_bytes(
     quantization = _quantization(m, dtype)
     padded = _round_up(m.vocab_size or 0, VOCAB_PADDING) or None
     parts = model_parts(m, padded)
-    linear, plain = (WEIGHT_BYTES[m.dtype] if quantization == "mxfp4" else linear_bytes(m, quantization)), WEIGHT_BYTES[m.dtype]
+    linear, plain = _non_expert_linear_bytes(m, quantization), WEIGHT_BYTES[m.dtype]
     per_gpu = (
         (parts.sharded / tp + parts.replicated + parts.kv / min(tp, m.kv_heads)) * linear
         + _experts_per_gpu(m, tp, quantization, vllm_version, gpu)
