@@ -1,12 +1,14 @@
 """How close the memory fit (components/core/models.py) comes to what vLLM reported in published start-up logs.
 
-Reads bench/fit_reference_points.json. For every point it runs the fit with the point's model, GPU (the
-memory gpu_memory.json says that GPU reports), tensor-parallel size, gpu_memory_utilization, context and
-dtypes, and prints vLLM's published KV budget and KV tokens beside the estimate. Capacity points (vLLM
-left at least a quarter of its budget for the KV cache) must land within the file's tolerance; verdict
-points (less or no KV room) must reach vLLM's fits / does-not-fit verdict. Each point is estimated with
-its own release's profiler (``vllm_version``: the sampler's cost, CUDA graphs inside the budget from 0.21)
-and its scheduler settings where it set them (else vLLM's defaults for the GPU).
+Reads bench/fit_reference_points.json. For every point it runs the fit with the point's model (a catalog id,
+facts the file carries, or a Hugging Face config.json folder under tests/fixtures/hf_configs), GPU (the
+memory gpu_memory.json says that GPU reports, or the point's own ``device_gib`` for a GPU outside the
+catalog), tensor-parallel size, nodes, gpu_memory_utilization, context and dtypes, and prints vLLM's
+published KV budget ("Available KV cache memory") and KV tokens ("GPU KV cache size") beside the estimate,
+with the error per point and the worst case. Capacity points (vLLM left at least a quarter of its budget
+for the KV cache) must land within the file's tolerance; verdict points (less or no KV room) must reach
+vLLM's starts / refuses verdict. Each point is estimated with its own release (``vllm_version``: its
+profiler, scheduler defaults and KV arithmetic) and its settings where it set them.
 
     .venv/bin/python bench/fit_accuracy.py            # table and summary; exit 1 if a point misses
     .venv/bin/python bench/fit_accuracy.py --json     # the same as JSON
@@ -21,9 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aks_gpu_inference.components.core import models
-from aks_gpu_inference.components.core.models import GIB, ModelFactsArgs
+from aks_gpu_inference.components.core.models import ModelFactsArgs
+from aks_gpu_inference.planner import fit_inputs
 
 POINTS_FILE = Path(__file__).with_name("fit_reference_points.json")
+REPO = Path(__file__).resolve().parents[1]
 
 
 @dataclass(frozen=True)
@@ -77,9 +81,13 @@ def load() -> dict:
 
 
 def model_facts(data: dict, name: str) -> ModelFactsArgs:
-    """A catalog model, or one whose facts the points file carries."""
+    """A catalog model, one whose facts the points file carries, or a Hugging Face config.json (the file or its
+    folder, with its safetensors index when it has one), absolute or from the repository root."""
     if name in data.get("models", {}):
         return ModelFactsArgs.model_validate(data["models"][name])
+    path = REPO / name
+    if path.is_dir() or path.suffix == ".json":
+        return fit_inputs.load_model(str(path))
     return models.get_model(name)
 
 
@@ -87,7 +95,7 @@ def evaluate(point: dict, data: dict) -> Outcome:
     """The fit for one reference point, with that point's vLLM release and scheduler settings."""
     facts = model_facts(data, point["model"])
     gpu = point["gpu"]
-    device_gib = models.gpu_memory_table()[gpu]["device_gib"]
+    device_gib = point.get("device_gib") or models.gpu_memory_table()[gpu]["device_gib"]
     result = models.fit_on_memory(
         facts,
         0,
@@ -101,6 +109,7 @@ def evaluate(point: dict, data: dict) -> Outcome:
         max_num_seqs=point.get("max_num_seqs"),
         max_num_batched_tokens=point.get("max_num_batched_tokens"),
         cuda_graphs=not point.get("enforce_eager", False),
+        custom_all_reduce=point.get("nodes", 1) == 1 and not point.get("disable_custom_all_reduce", False),
         vllm_version=point["vllm_version"],
     )
     published = point["published"]
@@ -119,8 +128,7 @@ def evaluate(point: dict, data: dict) -> Outcome:
         published_kv_gib=kv,
         estimated_kv_gib=result.kv_budget_gib_per_gpu,
         published_tokens=published.get("kv_tokens"),
-        # vLLM's "GPU KV cache size" divides the pool by the bytes a token takes in every layer.
-        estimated_tokens=int(max(result.kv_budget_gib_per_gpu, 0) * GIB // result.kv_bytes_per_token_per_gpu),
+        estimated_tokens=result.kv_tokens,
         published_fits=published["fits"],
         estimated_fits=result.fits,
         estimated_weights_gib=result.weights_gib_per_gpu,
@@ -178,13 +186,22 @@ def summary(outcomes: list[Outcome], tolerance: float) -> str:
     verdicts = [o for o in outcomes if o.kind == "verdict"]
     errors = [abs(o.error) for o in capacity if o.error is not None]
     worst = max(capacity, key=lambda o: abs(o.error or 0))
+    tokens = [o for o in capacity if o.token_error is not None]
+    worst_tokens = max(tokens, key=lambda o: abs(o.token_error or 0)) if tokens else None
+    over = max((o.error for o in capacity if o.error is not None), default=0.0)
     agree = sum(o.estimated_fits == o.published_fits for o in verdicts)
     unsafe = [o.id for o in outcomes if o.estimated_fits and not o.published_fits]
     misses = [o.id for o in outcomes if not o.ok(tolerance)]
+    token_note = (
+        f"vLLM's token count within {abs(worst_tokens.token_error or 0) * 100:.1f}% on {len(tokens)} points "
+        f"(worst {worst_tokens.id}); "
+        if worst_tokens
+        else ""
+    )
     return (
         f"{len(capacity)} capacity points: KV budget within {max(errors) * 100:.1f}% of vLLM's (worst {worst.id}), "
-        f"mean |error| {sum(errors) / len(errors) * 100:.1f}%, target {tolerance * 100:.0f}%; "
-        f"{agree}/{len(verdicts)} verdict points agree; "
+        f"mean |error| {sum(errors) / len(errors) * 100:.1f}%, largest over-prediction {over * 100:+.1f}%, target "
+        f"{tolerance * 100:.0f}%; {token_note}{agree}/{len(verdicts)} verdict points agree; "
         f"{len(unsafe)} 'fits' where vLLM did not; {'all ok' if not misses else 'MISSES: ' + ', '.join(misses)}"
     )
 
@@ -201,8 +218,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"outcomes": rows, "summary": summary(outcomes, tolerance)}, indent=2))
     else:
         print(
-            f"Memory fit vs published vLLM logs (the fit models vLLM {models.PINNED_VLLM_VERSION}; "
-            f"device memory from components/core/gpu_memory.json)\n"
+            "Memory fit vs published vLLM logs (each point with its own vLLM release; device memory from "
+            "components/core/gpu_memory.json unless the point gives the GiB its log reports)\n"
         )
         print(report(outcomes, tolerance))
         print()

@@ -17,6 +17,8 @@ from datetime import date
 from pathlib import Path
 
 from aks_gpu_inference.components.core.errors import ConfigError
+from aks_gpu_inference.components.core.gpu_utilization import DEFAULT_GPU_MEMORY_UTILIZATION, UTILIZATION_ACCEPTED
+from aks_gpu_inference.components.core.vllm_releases import PINNED_VLLM_VERSION
 
 # One meaning for every command: 0 clean; 1 mandatory violations, unsatisfiable claims or blockers (plan),
 # mandatory findings (scan), nothing fits (fit); 2 bad input (ConfigError, an unreadable file, argparse
@@ -269,19 +271,40 @@ def build_parser() -> argparse.ArgumentParser:
 
     fit = commands.add_parser(
         "fit",
-        help="list every catalog size and tensor-parallel size that serves a model under vLLM, cheapest first",
+        help="list every catalog size and tensor-parallel size that serves a model under vLLM, or check one",
         description=(
             "Estimate GPU memory for a model under vLLM on every current catalog size, tp 1/2/4/8 and MIG slice: "
-            "weights, runtime overhead and KV cache per GPU (formula: components/core/models.py FORMULA). "
-            "MODEL is a Hugging Face id from components/core/models.json, a KAITO preset name, or a JSON file of "
-            "ModelFactsArgs keys. Exit code 0 when an option fits, 1 when none does, 2 for an unknown model."
+            "weights, runtime overhead and KV cache per GPU (formula: components/core/models.py FORMULA). With "
+            "--vm-size or --gpu, one configuration and what vLLM would print for it: 'Available KV cache memory', "
+            "'GPU KV cache size', 'Maximum concurrency', and whether it starts. MODEL is a Hugging Face id from "
+            "components/core/models.json, a KAITO preset name, a JSON file of ModelFactsArgs keys, or a Hugging Face "
+            "config.json (or its folder; model.safetensors.index.json beside it gives the checkpoint's size). "
+            "Exit code 0 when it fits, 1 when not, 2 for bad input."
         ),
     )
-    fit.add_argument("model", metavar="MODEL", help="Hugging Face id (e.g. meta-llama/Llama-3.1-8B-Instruct) or facts JSON file")
+    fit.add_argument("model", metavar="MODEL", help="Hugging Face id, facts JSON file, or config.json / model folder")
     fit.add_argument("--context", type=int, metavar="N", help="max model length in tokens (default: the model's maximum)")
-    fit.add_argument("--gpu-memory-utilization", type=float, default=0.9, metavar="F", help="as vLLM's (default: 0.9)")
+    fit.add_argument(
+        "--gpu-memory-utilization",
+        type=float,
+        default=DEFAULT_GPU_MEMORY_UTILIZATION,
+        metavar="F",
+        help=f"as vLLM's, {UTILIZATION_ACCEPTED} (default: {DEFAULT_GPU_MEMORY_UTILIZATION})",
+    )
     fit.add_argument("--dtype", choices=["auto", "bfloat16", "fp8", "int4"], default="auto", help="weights (default: auto)")
     fit.add_argument("--kv-cache-dtype", choices=["auto", "fp8"], default="auto", help="KV cache (default: auto)")
+    fit.add_argument(
+        "--vllm-version", default=PINNED_VLLM_VERSION, metavar="X.Y.Z", help=f"vLLM release (default: {PINNED_VLLM_VERSION})"
+    )
+    fit.add_argument("--enforce-eager", action="store_true", help="no CUDA graphs, as vLLM's --enforce-eager")
+    fit.add_argument("--max-num-seqs", type=int, metavar="N", help="as vLLM's (default: the release's for the GPU)")
+    fit.add_argument("--max-num-batched-tokens", type=int, metavar="N", help="as vLLM's (default: the release's)")
+    fit.add_argument("--vm-size", metavar="SIZE", help="fit one catalog size (with --tp, --nodes)")
+    fit.add_argument("--gpu", metavar="GPU", help="fit one GPU of components/core/gpu_memory.json (e.g. H200-141GB)")
+    fit.add_argument("--gpu-memory-gib", type=float, metavar="GIB", help="with --gpu: the GiB the device reports")
+    fit.add_argument("--tp", type=int, metavar="N", help="with --vm-size or --gpu: tensor-parallel size (default: 1)")
+    fit.add_argument("--nodes", type=int, metavar="N", help="with --vm-size or --gpu: nodes/pods the tp ranks span")
+    fit.add_argument("--disable-custom-all-reduce", action="store_true", help="as vLLM's (implied when tp spans nodes or pods)")
     fit.add_argument("--format", choices=["table", "json"], default="table", help="output format (default: table)")
     fit.add_argument("--all", action="store_true", help="also list the options that do not fit, with the reason")
     fit.set_defaults(func=cmd_fit)

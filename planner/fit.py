@@ -1,7 +1,9 @@
-"""``aks-gpu fit``: every catalog size and tensor-parallel size that serves a model, cheapest first.
+"""``aks-gpu fit``: every catalog size and tensor-parallel size that serves a model, cheapest first; or, with
+``--vm-size`` or ``--gpu``, one configuration with what vLLM would print for it and whether it would start.
 
 Reads ``components.core.models`` and ``components.core.catalog`` only, so the command never imports the Pulumi
-SDKs. Exit codes: 0 when at least one option fits, 1 when none does, 2 for an unknown model.
+SDKs; parses and prints, the fit is ``components.core``'s. Exit codes: 0 when it fits (an option, or the one
+configuration starts), 1 when not, 2 for bad input (one line on stderr).
 """
 
 from __future__ import annotations
@@ -9,43 +11,22 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
-
-from pydantic import ValidationError
 
 from aks_gpu_inference.components.core import catalog
-from aks_gpu_inference.components.core.errors import ConfigError, validation_problems
 from aks_gpu_inference.components.core.models import (
-    NON_TORCH_GIB,
-    NON_TORCH_TP_GIB,
-    PINNED_VLLM_VERSION,
     WARN_BELOW_SEQUENCES,
     FitResult,
     ModelFactsArgs,
-    UnknownModelError,
     fit,
+    fit_on_memory,
     fit_options,
-    get_model,
+    gpu_memory_table,
+    non_torch_gib,
 )
-from aks_gpu_inference.planner.inputs import safe_json
+from aks_gpu_inference.planner import fit_inputs
 from aks_gpu_inference.planner.report.tables import table
 
 EXIT_OK, EXIT_NONE_FITS, EXIT_USAGE = 0, 1, 2
-
-
-def load_model(spec: str) -> ModelFactsArgs:
-    """A catalog model by Hugging Face id or KAITO preset, or a JSON file of ``ModelFactsArgs`` keys."""
-    path = Path(spec)
-    if spec.endswith(".json") and path.is_file():
-        # Bounded: UTF-8, at most 1 MiB, 20 levels, 30-digit integers, finite numbers, unique keys.
-        facts = safe_json.load_json(path, source=spec, max_bytes=2**20, max_depth=20)
-        if not isinstance(facts, dict):
-            raise ConfigError(f"{spec} holds invalid model facts", [f"expected a JSON object, got a {type(facts).__name__}"])
-        try:
-            return ModelFactsArgs.model_validate(facts)
-        except ValidationError as err:
-            raise ConfigError(f"{spec} holds invalid model facts", validation_problems(err)) from None
-    return get_model(spec)
 
 
 def header(model: ModelFactsArgs, length: int, args: argparse.Namespace) -> str:
@@ -53,14 +34,17 @@ def header(model: ModelFactsArgs, length: int, args: argparse.Namespace) -> str:
     prices = catalog.price_snapshot()
     weights = args.dtype
     if weights == "auto":
-        weights = f"as published: {model.weights_gb} GB" if model.weights_gb else f"as published: {model.dtype}"
+        stored = model.quantization if model.quantization != "none" else model.dtype
+        weights = f"as published: {model.weights_gb} GB" if model.weights_gb else f"as published: {stored}"
+    version = args.vllm_version
     return (
         f"Fit of {model.hf_id} at {length} tokens of context (weights {weights}, KV cache {args.kv_cache_dtype}, "
-        f"gpu-memory-utilization {args.gpu_memory_utilization})\n"
+        f"gpu-memory-utilization {args.gpu_memory_utilization}, vLLM {version})\n"
         f"List-price estimate ({prices['date']}, {prices['region']}, Microsoft's Retail Prices snapshot); per GPU: "
         f"budget = the GiB the device reports (components/core/gpu_memory.json) x utilization, minus vLLM "
-        f"{PINNED_VLLM_VERSION}'s profiled overhead (non-torch {NON_TORCH_GIB} GiB, {NON_TORCH_TP_GIB} with TP; the profile "
-        "run's activation and sampler at vLLM's default batch sizes; CUDA graphs); formula: components/core/models.py FORMULA"
+        f"{version}'s profiled overhead (non-torch {non_torch_gib(version, 1)} GiB, {non_torch_gib(version, 2)} with TP; "
+        "the profile run's activation and sampler at the release's default batch sizes; CUDA graphs from 0.21); "
+        "formula: components/core/models.py FORMULA"
     )
 
 
@@ -69,7 +53,7 @@ def _money(value: float | None, digits: int) -> str:
 
 
 def options_table(results: list[FitResult], length: int, show_problems: bool) -> str:
-    """One row per option: size, GPU, tp, replicas, weights, KV tokens, full-length sequences, prices."""
+    """One row per option: size, GPU, tp, replicas, weights, vLLM's KV tokens, full-length sequences, prices."""
     headers = ["vm size", "gpu", "tp", "replicas/VM", "weights/GPU GiB", "KV tokens", f"seqs @{length}", "$/hour", "$/month"]
     if show_problems:
         headers += ["fits", "problem"]
@@ -96,34 +80,59 @@ def closest_miss(results: list[FitResult], args: argparse.Namespace, model: Mode
     """The option with the most GPU memory per replica, refitted with suggestions: why nothing fits."""
     best = max(results, key=lambda r: (r.tp * r.gpu_memory_gib, -(r.price_usd_per_hour or 0)))
     assert best.vm_size is not None
-    return fit(model, best.vm_size, best.tp, mig_profile=best.mig_profile, **_fit_options(args))
+    return fit(model, best.vm_size, best.tp, mig_profile=best.mig_profile, **fit_inputs.settings(args))
 
 
-def _fit_options(args: argparse.Namespace) -> dict:
-    return dict(
-        max_model_len=args.context,
-        gpu_memory_utilization=args.gpu_memory_utilization,
-        dtype=args.dtype,
-        kv_cache_dtype=args.kv_cache_dtype,
-    )
+def single(model: ModelFactsArgs, args: argparse.Namespace) -> FitResult:
+    """The one configuration ``--vm-size`` or ``--gpu`` names."""
+    tp = args.tp or 1
+    if args.vm_size:
+        return fit(model, args.vm_size, tp, nodes=args.nodes or 1, **fit_inputs.settings(args))
+    device_gib = args.gpu_memory_gib if args.gpu_memory_gib is not None else gpu_memory_table()[args.gpu]["device_gib"]
+    options = fit_inputs.settings(args)
+    if (args.nodes or 1) > 1:
+        options["custom_all_reduce"] = False
+    return fit_on_memory(model, 0, tp, gpu=args.gpu, gpu_memory_gib=device_gib, **options)
+
+
+def vllm_lines(r: FitResult) -> list[str]:
+    """The figures as vLLM prints them at start-up, and the verdict."""
+    per_request = f"Maximum concurrency for {r.max_model_len:,} tokens per request: {r.max_concurrency:.2f}x"
+    lines = [
+        f'  weights             {r.weights_gib_per_gpu:8.2f} GiB per GPU   ("Model loading took")',
+        f"  overhead            {r.overhead_gib:8.2f} GiB per GPU   (non-torch {r.non_torch_gib:.2f}, profile-run activation "
+        f"{r.activation_gib:.2f}, CUDA graphs {r.cuda_graph_gib:.2f}; max_num_seqs {r.max_num_seqs}, "
+        f"max_num_batched_tokens {r.max_num_batched_tokens})",
+        f'  KV cache            {r.kv_budget_gib_per_gpu:8.2f} GiB per GPU   ("Available KV cache memory")',
+        f"  GPU KV cache size: {r.kv_tokens:,} tokens   (blocks of {r.kv_block_size}, {r.kv_cache_groups} group(s))",
+        f"  {per_request}",
+    ]
+    if r.hybrid:
+        lines.append(
+            f"  effective capacity (hybrid: sliding layers keep only the window): {r.effective_tokens:,} tokens of "
+            f"{r.max_model_len:,}-token requests at once; one request alone up to {r.longest_request_tokens:,} tokens"
+        )
+    if r.fits:
+        verdict = "vLLM starts" + (f"; warning: {r.warning}" if r.warning else "")
+    else:
+        verdict = f"vLLM does not serve it: {r.problem}"
+    lines.append(f"verdict: {verdict}")
+    lines += [f"  - {s.text}" for s in r.suggestions]
+    return lines
 
 
 def run(args: argparse.Namespace) -> int:
-    """``aks-gpu fit``: print the options and return the exit code."""
+    """``aks-gpu fit``: print the options (or the one configuration) and return the exit code."""
     longest = next(m.le for m in ModelFactsArgs.model_fields["max_context"].metadata if getattr(m, "le", None))
-    if args.context is not None and not 1 <= args.context <= longest:
-        shown = args.context if len(str(args.context)) < 20 else f"{str(args.context)[:12]}..."
-        print(f"error: --context {shown}: must be a positive number of tokens, at most {longest:,}", file=sys.stderr)
-        return EXIT_USAGE
-    if not 0 < args.gpu_memory_utilization <= 1:
-        print(f"error: --gpu-memory-utilization {args.gpu_memory_utilization}: must be in (0, 1]", file=sys.stderr)
-        return EXIT_USAGE
     try:
-        model = load_model(args.model)
-    except UnknownModelError as err:
-        print(f"error: {err}. aks-gpu fit also takes a JSON file of those keys as MODEL.", file=sys.stderr)
+        fit_inputs.check_args(args, longest)
+        model = fit_inputs.load_model(args.model)
+    except fit_inputs.UsageError as err:
+        print(f"error: {err}", file=sys.stderr)
         return EXIT_USAGE
-    every = fit_options(model, fitting_only=False, **_fit_options(args))
+    if args.vm_size or args.gpu:
+        return _run_single(model, args)
+    every = fit_options(model, fitting_only=False, **fit_inputs.settings(args))
     fitting = [r for r in every if r.fits]
     length = every[0].max_model_len
     miss = None if fitting else closest_miss(every, args, model)
@@ -148,24 +157,41 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_NONE_FITS
 
 
+def _run_single(model: ModelFactsArgs, args: argparse.Namespace) -> int:
+    result = single(model, args)
+    if args.format == "json":
+        print(json.dumps(_report(model, result.max_model_len, args, [result], None if result.fits else result), indent=2))
+    else:
+        where = f"{result.vm_size} ({result.gpu})" if result.vm_size else result.gpu
+        nodes = f" over {result.nodes} nodes" if result.nodes > 1 else ""
+        print(header(model, result.max_model_len, args), end="\n\n")
+        print(f"{where}, tp {result.tp}{nodes}, {result.gpu_memory_gib:.2f} GiB per GPU:")
+        print("\n".join(vllm_lines(result)))
+    return EXIT_OK if result.fits else EXIT_NONE_FITS
+
+
 def _report(model: ModelFactsArgs, length: int, args, results: list[FitResult], miss: FitResult | None) -> dict:
+    version = args.vllm_version
     return {
         "model": model.model_dump(),
         "max_model_len": length,
         "gpu_memory_utilization": args.gpu_memory_utilization,
         "dtype": args.dtype,
         "kv_cache_dtype": args.kv_cache_dtype,
+        "vllm_version": version,
         "assumptions": {
             "budget": "device-reported GiB (components/core/gpu_memory.json) x gpu_memory_utilization",
-            "vllm_version": PINNED_VLLM_VERSION,
-            "non_torch_gib": NON_TORCH_GIB,
-            "non_torch_tp_gib": NON_TORCH_TP_GIB,
+            "vllm_version": version,
+            "non_torch_gib": non_torch_gib(version, 1),
+            "non_torch_tp_gib": non_torch_gib(version, 2, not args.disable_custom_all_reduce),
             "overhead": "per option: non_torch_gib + activation_gib + cuda_graph_gib (components/core/models.py FORMULA)",
+            "kv_tokens": "vLLM's 'GPU KV cache size'; max_concurrency its 'Maximum concurrency'; effective_tokens = "
+            "max_concurrency x max_model_len (above kv_tokens for a hybrid model)",
             "prices": catalog.price_snapshot(),
             "estimate": "list price of the whole VM; not a quote",
         },
         "fits": miss is None,
-        "problem": None if miss is None else f"{miss.vm_size} (tp {miss.tp}): {miss.problem}",
+        "problem": None if miss is None else f"{miss.vm_size or miss.gpu} (tp {miss.tp}): {miss.problem}",
         "suggestions": [] if miss is None else [s.__dict__ for s in miss.suggestions],
         "options": [r.as_dict() for r in results],
     }

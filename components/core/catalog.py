@@ -215,6 +215,13 @@ def get_current_sku(vm_size: str) -> GpuSku:
     return sku
 
 
+def gpu_has_nvlink(gpu_model: str) -> bool | None:
+    """Whether some catalog size joins this GPU model's GPUs with NVLink (True), none does (False), or the catalog
+    does not know the model (None)."""
+    sizes = [sku for sku in skus().values() if sku.gpu_model == gpu_model]
+    return any(sku.nvlink and "NVLink" in sku.nvlink for sku in sizes) if sizes else None
+
+
 def is_rdma_capable(vm_size: str) -> bool:
     """Whether a size has an RDMA (InfiniBand) back-end network.
 

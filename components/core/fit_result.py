@@ -46,6 +46,8 @@ class FitResult:
     """KV cache dtype asked for."""
     gpu_memory_utilization: float
     """Fraction of GPU memory vLLM may use."""
+    vllm_version: str
+    """vLLM release whose profiler and KV arithmetic the figures follow."""
     gpu_memory_gib: float
     """Memory of the GPU or MIG slice."""
     budget_gib_per_gpu: float
@@ -64,16 +66,35 @@ class FitResult:
     """Sequences vLLM schedules at once (its default for the GPU unless given); sizes the sampler term."""
     max_num_batched_tokens: int
     """Tokens per scheduler step (its default for the GPU unless given); sizes the forward-pass term."""
+    cuda_graphs: bool
+    """Whether vLLM captures CUDA graphs (False: ``--enforce-eager``)."""
+    custom_all_reduce: bool
+    """Whether tensor-parallel ranks use vLLM's custom all-reduce (False across nodes or when disabled)."""
     kv_budget_gib_per_gpu: float
-    """What is left for the KV cache (negative when the weights do not load)."""
+    """What is left for the KV cache: vLLM's "Available KV cache memory" (negative when the weights do not load)."""
     kv_bytes_per_token: int
     """KV bytes per token for the whole model (all layers, all KV heads)."""
     kv_bytes_per_token_per_gpu: int
     """KV bytes per token on one GPU (all layers, its share of KV heads)."""
+    kv_block_size: int
+    """Tokens per KV block of the attention backend vLLM picks (16; 64 for MLA on Hopper)."""
+    kv_cache_groups: int
+    """KV cache groups vLLM forms (more than 1 for a hybrid model under the hybrid KV cache manager)."""
     kv_tokens: int
-    """Tokens of full-attention KV cache one replica holds; independent of the context length."""
+    """vLLM's "GPU KV cache size: N tokens": blocks x block size, and for a hybrid model blocks divided over
+    its groups (every layer, padding included); independent of the context length."""
+    max_concurrency: float
+    """vLLM's "Maximum concurrency for max_model_len tokens per request: X"."""
     full_length_sequences: int
-    """Sequences of ``max_model_len`` tokens that fit at once."""
+    """Sequences of ``max_model_len`` tokens that fit at once (the concurrency, rounded down)."""
+    kv_needed_gib: float
+    """KV cache one request of ``max_model_len`` tokens needs per GPU: vLLM refuses to start below it."""
+    longest_request_tokens: int
+    """The longest request the KV cache holds alone (vLLM's estimated maximum model length, not capped)."""
+    hybrid: bool
+    """Full-attention and sliding-window layers kept apart (hybrid KV cache manager): a request's sliding
+    layers hold only the window, so ``max_concurrency x max_model_len`` tokens of requests fit, more than
+    ``kv_tokens``."""
     price_usd_per_hour: float | None
     """List price of the VM (not of the replica), or None when the catalog has none."""
     price_usd_per_month: float | None
@@ -86,11 +107,19 @@ class FitResult:
     """Set when it fits but fewer than ``warn_below_sequences`` full-length sequences do."""
     suggestions: tuple[Suggestion, ...] = field(default_factory=tuple)
     """Single changes that make it fit, when it does not."""
+    nodes: int = 1
+    """VMs (pods) one replica spans; its ``tp`` GPUs are split evenly over them."""
 
     @property
     def fits(self) -> bool:
         """True when the model loads and at least one full-length sequence fits."""
         return self.problem is None
+
+    @property
+    def effective_tokens(self) -> int:
+        """Tokens of full-length requests the KV cache holds at once: ``max_concurrency x max_model_len``; above
+        ``kv_tokens`` for a hybrid model, whose sliding layers keep only the window."""
+        return int(self.max_concurrency * self.max_model_len)
 
     @property
     def gpu_share(self) -> float:
@@ -100,4 +129,4 @@ class FitResult:
     def as_dict(self) -> dict:
         """Plain JSON-ready values, including ``fits``; GiB and dollar figures rounded to 4 decimals."""
         values = {k: round(v, 4) if isinstance(v, float) else v for k, v in asdict(self).items()}
-        return {**values, "fits": self.fits}
+        return {**values, "effective_tokens": self.effective_tokens, "fits": self.fits}

@@ -1,26 +1,21 @@
 """The memory fit on a bare GPU memory figure: budget, weights, overhead and KV cache per GPU for one
-replica of tensor-parallel size tp, and the verdict. ``models.fit`` applies it to a catalog VM size."""
+replica of tensor-parallel size tp, what vLLM would print for it and whether it would start.
+``models.fit`` applies it to a catalog VM size."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, TypedDict, Unpack
 
-from . import kv_cache
+from . import catalog, kv_cache, vllm_kv
 from .fit_result import FitResult
+from .gpu_utilization import DEFAULT_GPU_MEMORY_UTILIZATION, utilization_problem
 from .model_facts import GB, GIB, KV_CACHE_DTYPES, WEIGHT_DTYPES, ModelFactsArgs, check_choice, get_model
-from .vllm_overhead import (
-    PINNED_VLLM_VERSION,
-    release,
-    runtime_overhead,
-    vllm_default_max_num_batched_tokens,
-    vllm_default_max_num_seqs,
-)
-
-DEFAULT_GPU_MEMORY_UTILIZATION = 0.9
-"""``VllmServiceArgs.gpu_memory_utilization``'s default, passed to vLLM explicitly (vLLM's own default
-was 0.9 and is 0.92 in current releases)."""
+from .vllm_overhead import runtime_overhead
+from .vllm_releases import HYBRID_KV_MANAGER_SINCE, PINNED_VLLM_VERSION, release, scheduler_defaults
+from .weights import per_gpu_weight_bytes
 
 WARN_BELOW_SEQUENCES = 4
 """Warn when fewer full-length sequences than this fit at once: requests would queue."""
@@ -33,8 +28,8 @@ class FitSettings(TypedDict, total=False):
     max_model_len: int | None
     """Context length checked, in tokens. Default None: the model's ``max_context``, as vLLM's default is."""
     gpu_memory_utilization: float
-    """Fraction of GPU memory vLLM may use, in (0, 1]. Default ``DEFAULT_GPU_MEMORY_UTILIZATION`` (0.9), what
-    VllmService passes."""
+    """Fraction of GPU memory vLLM may use, ``gpu_utilization.UTILIZATION_ACCEPTED``. Default ``DEFAULT_GPU_MEMORY_UTILIZATION``
+    (0.9), what VllmService passes."""
     dtype: str
     """Weight dtype: ``auto`` (the checkpoint as published) or a ``WEIGHT_BYTES`` dtype. Default auto."""
     kv_cache_dtype: str
@@ -42,16 +37,19 @@ class FitSettings(TypedDict, total=False):
     warn_below_sequences: int
     """Warn when fewer full-length sequences than this fit. Default ``WARN_BELOW_SEQUENCES`` (4)."""
     max_num_seqs: int | None
-    """Sequences vLLM schedules at once (rows of the profile run's sampler). Default None: vLLM's default for
-    the GPU."""
+    """Sequences vLLM schedules at once (rows of the profile run's sampler). Default None: the release's
+    default for the GPU."""
     max_num_batched_tokens: int | None
     """Tokens per scheduler step (the profile run's forward pass). Default None: ``vllm serve``'s default for
-    the GPU."""
+    the GPU in the release."""
     cuda_graphs: bool
     """Whether vLLM captures CUDA graphs; False is ``--enforce-eager``. Default True."""
+    custom_all_reduce: bool
+    """Whether tensor-parallel ranks use vLLM's custom all-reduce; False with ``--disable-custom-all-reduce``
+    and whenever a replica spans nodes or pods (vLLM then disables it). Default True."""
     vllm_version: str
-    """vLLM release whose profiler is modelled (its sampler cost; CUDA graphs count from 0.21). Default
-    ``PINNED_VLLM_VERSION``, the release VllmService runs."""
+    """vLLM release whose profiler and KV arithmetic are modelled. Default ``PINNED_VLLM_VERSION``, the
+    release VllmService runs."""
 
 
 DEFAULT_SETTINGS: FitSettings = {
@@ -63,6 +61,7 @@ DEFAULT_SETTINGS: FitSettings = {
     "max_num_seqs": None,
     "max_num_batched_tokens": None,
     "cuda_graphs": True,
+    "custom_all_reduce": True,
     "vllm_version": PINNED_VLLM_VERSION,
 }
 
@@ -81,17 +80,40 @@ def check(tp: int, settings: FitSettings) -> None:
         raise ValueError(f"tp={tp!r}: must be at least 1")
     if settings["max_model_len"] is not None and settings["max_model_len"] < 1:
         raise ValueError(f"max_model_len={settings['max_model_len']!r}: must be at least 1")
-    if not 0 < settings["gpu_memory_utilization"] <= 1:
-        raise ValueError(f"gpu_memory_utilization={settings['gpu_memory_utilization']!r}: must be in (0, 1]")
+    if problem := utilization_problem(settings["gpu_memory_utilization"]):
+        raise ValueError(f"gpu_memory_utilization={settings['gpu_memory_utilization']!r}: {problem}")
     check_choice("dtype", settings["dtype"], WEIGHT_DTYPES)
     check_choice("kv_cache_dtype", settings["kv_cache_dtype"], KV_CACHE_DTYPES)
     for name in ("max_num_seqs", "max_num_batched_tokens"):
         if settings[name] is not None and settings[name] < 1:
             raise ValueError(f"{name}={settings[name]!r}: must be at least 1")
-    try:
-        release(settings["vllm_version"])
-    except (AttributeError, ValueError):
-        raise ValueError(f"vllm_version={settings['vllm_version']!r}: a release such as {PINNED_VLLM_VERSION!r}") from None
+    release(settings["vllm_version"])
+
+
+def scheduler(settings: FitSettings, gpu: str, device_gib: float) -> tuple[int, int]:
+    """(max_num_seqs, max_num_batched_tokens) of the profile run: as given, else the release's defaults;
+    from 0.10.1 a default max_num_seqs is at most max_num_batched_tokens (``_set_default_args_v1``)."""
+    version = settings["vllm_version"]
+    default_seqs, default_tokens = scheduler_defaults(version, gpu, device_gib)
+    tokens = settings["max_num_batched_tokens"] or default_tokens
+    seqs = settings["max_num_seqs"] or default_seqs
+    if not settings["max_num_seqs"] and release(version) >= (0, 10, 1):
+        seqs = min(seqs, tokens)
+    return seqs, tokens
+
+
+PCIE_ONLY_GPUS = re.compile(r"RTX|GEFORCE|L40|A40|A6000|(?<!\d)L4(?!\d)|A10(?!\d)|A10G|(?<!\d)T4(?!\d)")
+"""Names of GPUs sold without NVLink between the GPUs of a server, for a GPU the catalog does not know."""
+
+
+def nvlink_node(gpu: str) -> bool:
+    """Whether ranks of one node talk over NVLink: what the catalog says of the GPU model, else False only for a
+    GPU named like the PCIe-only families. The large non-torch figure with tp (NCCL's NVLink/NVSwitch channels
+    and vLLM's custom all-reduce) was measured on NVLink nodes; PCIe nodes spend what a network transport does."""
+    known = catalog.gpu_has_nvlink(gpu.split(" MIG ")[0])
+    if known is not None:
+        return known
+    return not PCIE_ONLY_GPUS.search(gpu.upper())
 
 
 def resolve(model: ModelFactsArgs | str) -> ModelFactsArgs:
@@ -113,8 +135,9 @@ def fit_on_memory(
     :param model: the model's facts, or its Hugging Face id or KAITO preset in the catalog.
     :param gpu_memory_gb: memory per GPU in GB (1e9 bytes), as a size page prints it.
     :param tp: tensor-parallel size: GPUs one replica uses.
-    :param gpu: the GPU's name, which decides vLLM's default ``max_num_seqs`` and ``max_num_batched_tokens``
-        (A100 or not) and nothing else. Default none.
+    :param gpu: the GPU's name, which decides the release's default ``max_num_seqs`` and
+        ``max_num_batched_tokens`` and the kernels vLLM picks for its generation (MLA block size, MXFP4
+        padding), nothing else. Default none.
     :param gpu_memory_gib: the memory the device reports, when known; it replaces ``gpu_memory_gb`` read as
         1e9 bytes. Default None.
     :param settings: the vLLM settings (``FitSettings``).
@@ -122,16 +145,23 @@ def fit_on_memory(
     s = complete(settings, "fit_on_memory")
     model = resolve(model)
     check(tp, s)
+    version = s["vllm_version"]
     length = s["max_model_len"] or model.max_context
     device_gib = gpu_memory_gib if gpu_memory_gib is not None else gpu_memory_gb * GB / GIB
-    seqs = s["max_num_seqs"] or vllm_default_max_num_seqs(gpu, device_gib)
-    batched = s["max_num_batched_tokens"] or vllm_default_max_num_batched_tokens(gpu, device_gib)
+    seqs, batched = scheduler(s, gpu, device_gib)
     budget = device_gib * GIB * s["gpu_memory_utilization"]
-    weights = model.weight_bytes(s["dtype"]) / tp
-    terms = runtime_overhead(model, tp, seqs, batched, cuda_graphs=s["cuda_graphs"], vllm_version=s["vllm_version"])
+    if model.architecture is not None:
+        weights = per_gpu_weight_bytes(model, tp, s["dtype"], vllm_version=version, gpu=gpu)
+    else:
+        weights = model.weight_bytes(s["dtype"]) / tp
+    fabric = s["custom_all_reduce"] and nvlink_node(gpu)
+    terms = runtime_overhead(
+        model, tp, seqs, batched, cuda_graphs=s["cuda_graphs"], vllm_version=version, custom_all_reduce=fabric
+    )
     kv_budget = budget - weights - terms.total
+    layout = kv_cache.kv_layout(model, tp, s["kv_cache_dtype"], max_num_batched_tokens=batched, vllm_version=version, gpu=gpu)
+    kv = vllm_kv.report(layout, kv_budget, length)
     full, sliding = kv_cache.per_token_bytes(model, tp, s["kv_cache_dtype"])
-    kv_tokens, sequences = kv_cache.capacity(model, kv_budget, length, tp, s["kv_cache_dtype"])
     result = FitResult(
         model=model.hf_id,
         vm_size=None,
@@ -143,6 +173,7 @@ def fit_on_memory(
         dtype=s["dtype"],
         kv_cache_dtype=s["kv_cache_dtype"],
         gpu_memory_utilization=s["gpu_memory_utilization"],
+        vllm_version=version,
         gpu_memory_gib=device_gib,
         budget_gib_per_gpu=budget / GIB,
         weights_gib_per_gpu=weights / GIB,
@@ -152,11 +183,19 @@ def fit_on_memory(
         cuda_graph_gib=terms.cuda_graphs / GIB,
         max_num_seqs=seqs,
         max_num_batched_tokens=batched,
+        cuda_graphs=s["cuda_graphs"],
+        custom_all_reduce=fabric or tp == 1,
         kv_budget_gib_per_gpu=kv_budget / GIB,
         kv_bytes_per_token=model.kv_bytes_per_token(s["kv_cache_dtype"]),
         kv_bytes_per_token_per_gpu=full + sliding,
-        kv_tokens=kv_tokens,
-        full_length_sequences=sequences,
+        kv_block_size=layout.block_size,
+        kv_cache_groups=kv.groups,
+        kv_tokens=kv.tokens,
+        max_concurrency=kv.max_concurrency,
+        full_length_sequences=int(kv.max_concurrency) if kv.starts else 0,
+        kv_needed_gib=kv.needed_bytes / GIB,
+        longest_request_tokens=kv.longest_request,
+        hybrid=bool(layout.sliding_layers and layout.full_layers and release(version) >= HYBRID_KV_MANAGER_SINCE),
         price_usd_per_hour=None,
         price_usd_per_month=None,
     )
@@ -164,8 +203,8 @@ def fit_on_memory(
 
 
 def _judged(result: FitResult, model: ModelFactsArgs, warn_below_sequences: int) -> FitResult:
-    """``result`` with the first check it fails (tp, context, weights, KV cache), or the warning when few
-    full-length sequences fit."""
+    """``result`` with the first check it fails (tp, context, weights, KV cache), worded as vLLM refuses, or the
+    warning when few full-length sequences fit."""
     problem, kind = model.tp_problem(result.tp), "tp"
     length, kv_budget = result.max_model_len, result.kv_budget_gib_per_gpu
     if problem is None and length > model.max_context:
@@ -173,12 +212,14 @@ def _judged(result: FitResult, model: ModelFactsArgs, warn_below_sequences: int)
     if problem is None and kv_budget <= 0:
         problem, kind = (
             f"weights ({result.weights_gib_per_gpu:.1f} GiB) + overhead ({result.overhead_gib:.1f} GiB) exceed the "
-            f"{result.budget_gib_per_gpu:.1f} GiB budget per GPU",
+            f"{result.budget_gib_per_gpu:.1f} GiB budget per GPU: vLLM stops with 'No available memory for the cache blocks'",
             "weights",
         )
-    if problem is None and result.full_length_sequences < 1:
+    if problem is None and result.kv_needed_gib > kv_budget:
+        longest = f"; the longest it holds is {result.longest_request_tokens} tokens" if result.longest_request_tokens else ""
         problem, kind = (
-            f"the {kv_budget:.2f} GiB KV budget per GPU holds {result.kv_tokens} tokens, less than one {length}-token sequence",
+            f"one {length}-token request needs {result.kv_needed_gib:.2f} GiB of KV cache per GPU, more than the "
+            f"{kv_budget:.2f} GiB available: vLLM refuses to start{longest}",
             "kv",
         )
     if problem is not None:

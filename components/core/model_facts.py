@@ -14,15 +14,13 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .errors import ConfigError, FieldProblem, validation_problems
+from .weights import WEIGHT_BYTES, checkpoint_weight_bytes
 
 GB = 1e9
 """Bytes in a GB: the catalog prints GPU memory the way Azure's size pages do."""
 
 GIB = 2**30
 """Bytes in a GiB: vLLM logs memory in GiB."""
-
-WEIGHT_BYTES = {"bfloat16": 2.0, "float16": 2.0, "fp8": 1.0, "int4": 0.5}
-"""Bytes per parameter for each weight dtype."""
 
 WEIGHT_DTYPES = ("auto", *WEIGHT_BYTES)
 """Accepted ``dtype`` values; ``auto`` is the checkpoint as published."""
@@ -99,6 +97,72 @@ class ModelFactsArgs(BaseModel):
     sliding_layers: int = Field(0, ge=0, le=10_000)
     """How many layers use the sliding window. Default 0."""
 
+    attention: Literal["gqa", "mla"] = "gqa"
+    """``gqa``: every layer keeps keys and values of ``kv_heads`` heads of ``head_dim``; ``mla``: multi-head
+    latent attention (DeepSeek V2/V3, Kimi K2) keeps one latent of ``kv_lora_rank + qk_rope_head_dim`` per token
+    per layer, the same on every tensor-parallel rank. Default gqa."""
+
+    kv_lora_rank: int | None = Field(None, gt=0, le=65_536)
+    """MLA: width of the compressed KV latent (``kv_lora_rank``). Required for ``mla``."""
+
+    qk_rope_head_dim: int | None = Field(None, gt=0, le=65_536)
+    """MLA: width of the rotary key part cached beside the latent (``qk_rope_head_dim``). Required for ``mla``."""
+
+    qk_nope_head_dim: int | None = Field(None, gt=0, le=65_536)
+    """MLA: non-rotary query/key width per head (``qk_nope_head_dim``); sizes the attention weights. Default None."""
+
+    v_head_dim: int | None = Field(None, gt=0, le=65_536)
+    """MLA: value width per head (``v_head_dim``); sizes the attention weights. Default None."""
+
+    q_lora_rank: int | None = Field(None, gt=0, le=65_536)
+    """MLA: rank of the compressed query (``q_lora_rank``); None when queries are projected directly."""
+
+    experts: int | None = Field(None, gt=0, le=4_096)
+    """Routed experts per MoE layer (``num_local_experts``, ``num_experts``, ``n_routed_experts``). Default
+    None: counted from ``params_b`` (the catalog rows)."""
+
+    shared_expert_intermediate_size: int | None = Field(None, gt=0, le=10_000_000)
+    """Total MLP width of the experts every token passes through (DeepSeek's ``n_shared_experts x
+    moe_intermediate_size``, Qwen2-MoE's ``shared_expert_intermediate_size``). Default None (none)."""
+
+    dense_layers: int = Field(0, ge=0, le=10_000)
+    """Leading layers of a mixture of experts that have a dense MLP instead (DeepSeek's
+    ``first_k_dense_replace``). Default 0."""
+
+    dense_intermediate_size: int | None = Field(None, gt=0, le=10_000_000)
+    """MLP width of those dense layers (DeepSeek's ``intermediate_size``). Default None."""
+
+    quantization: Literal["none", "fp8", "fp8_block", "mxfp4", "int4"] = "none"
+    """How the checkpoint stores its linear weights: ``fp8`` (one scale per tensor or channel), ``fp8_block``
+    (a scale per 128 x 128 block), ``mxfp4`` (experts only, 4 bits + a scale per 32), ``int4`` (GPTQ/AWQ,
+    a scale and a zero per ``quant_group_size``). Embeddings, norms and routers stay in ``dtype``. Default
+    none; only with ``architecture``."""
+
+    quant_group_size: int | None = Field(None, gt=0, le=1_000_000)
+    """``int4``: weights sharing one scale and zero (``group_size``; None per channel). Default None."""
+
+    tie_word_embeddings: bool = False
+    """The output projection reuses the input embeddings (``tie_word_embeddings``). Default False."""
+
+    attention_bias: bool = False
+    """The query/key/value projections have biases (Qwen2, gpt-oss). Default False."""
+
+    architecture: str | None = None
+    """Hugging Face ``architectures[0]`` when the facts come from a config.json; the weights are then counted
+    layer by layer as vLLM loads them (``weights.per_gpu_weight_bytes``). Default None: parameters x dtype."""
+
+    checkpoint_gb: float | None = Field(None, gt=0, le=1_000_000, allow_inf_nan=False)
+    """Bytes of the safetensors checkpoint in GB (``model.safetensors.index.json`` ``metadata.total_size``);
+    what the layer count does not explain is spread over the ranks. Default None."""
+
+    encoder_params_b: float = Field(0, ge=0, le=100_000, allow_inf_nan=False)
+    """Parameters outside the decoder, in billions: a vision tower and its projector (Gemma 3's SigLIP), held in
+    ``dtype`` and split over tp. Default 0."""
+
+    skipped_layers: int = Field(0, ge=0, le=10_000)
+    """Layers stored in the checkpoint that vLLM does not load for serving (DeepSeek's multi-token-prediction
+    ``num_nextn_predict_layers``). Default 0."""
+
     kaito_preset: str | None = None
     """KAITO preset name serving this model, if any. Default None."""
 
@@ -117,6 +181,12 @@ class ModelFactsArgs(BaseModel):
             raise FieldProblem("active_params_b", self.active_params_b, f"more than params_b ({self.params_b})")
         if self.attention_heads is not None and self.attention_heads % self.kv_heads:
             raise FieldProblem("attention_heads", self.attention_heads, f"not a multiple of kv_heads ({self.kv_heads})")
+        if self.attention == "mla" and (self.kv_lora_rank is None or self.qk_rope_head_dim is None):
+            raise FieldProblem("kv_lora_rank", self.kv_lora_rank, "mla needs kv_lora_rank and qk_rope_head_dim")
+        if self.dense_layers > self.layers:
+            raise FieldProblem("dense_layers", self.dense_layers, f"more than the model's {self.layers} layers")
+        if self.quantization != "none" and self.architecture is None:
+            raise FieldProblem("quantization", self.quantization, "give the architecture the quantized weights belong to")
         return self
 
     def weight_bytes(self, dtype: str = "auto") -> float:
@@ -126,6 +196,8 @@ class ModelFactsArgs(BaseModel):
         counted at that size when the vocabulary and the attention heads are known.
         """
         check_choice("dtype", dtype, WEIGHT_DTYPES)
+        if self.architecture is not None:
+            return checkpoint_weight_bytes(self, dtype)
         if dtype == "auto":
             return self.weights_gb * GB if self.weights_gb else self.params_b * 1e9 * WEIGHT_BYTES[self.dtype]
         kept = 0.0
@@ -158,8 +230,19 @@ class ModelFactsArgs(BaseModel):
         return 1 if kv_cache_dtype == "fp8" else int(WEIGHT_BYTES[self.dtype])
 
     def kv_bytes_per_token(self, kv_cache_dtype: str = "auto") -> int:
-        """KV cache bytes one token costs across all layers of the whole model (KAITO's bytesPerToken)."""
-        return 2 * self.layers * self.kv_heads * self.head_dim * self.kv_dtype_bytes(kv_cache_dtype)
+        """KV cache bytes one token costs across all layers of the whole model (KAITO's bytesPerToken); for
+        MLA, the latent of one rank (every rank holds the same)."""
+        return self.layers * self.kv_layer_bytes(1, kv_cache_dtype)
+
+    def kv_layer_bytes(self, tp: int, kv_cache_dtype: str = "auto") -> int:
+        """KV bytes one token costs in one layer on one GPU at tensor-parallel size ``tp``: keys and values of
+        the GPU's KV heads, or the MLA latent (vLLM's ``MLAAttentionSpec``: one head of kv_lora_rank +
+        qk_rope_head_dim, not split by tp)."""
+        size = self.kv_dtype_bytes(kv_cache_dtype)
+        if self.attention == "mla":
+            assert self.kv_lora_rank is not None and self.qk_rope_head_dim is not None
+            return (self.kv_lora_rank + self.qk_rope_head_dim) * size
+        return 2 * self.kv_heads_per_gpu(tp) * self.head_dim * size
 
     def kv_heads_per_gpu(self, tp: int) -> int:
         """KV heads each GPU holds at tensor-parallel size ``tp`` (one, replicated, when tp > kv_heads)."""

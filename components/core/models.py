@@ -1,43 +1,44 @@
-"""Model facts and the GPU memory fit: will a model load under vLLM on a catalog size, and how much
-KV cache is left for requests?
+"""Model facts and the GPU memory fit: will a model load under vLLM on a catalog size, how much KV cache is
+left for requests, what vLLM will print for it, and will it start?
 
 Facts live in ``models.json`` beside this module, addressed by Hugging Face id, each row with its
-``source``; ``ModelFactsArgs`` takes the same numbers for any other model. The fit models the vLLM
-release the project pins (``PINNED_VLLM_VERSION``). Per GPU of a replica of tensor-parallel size tp::
+``source``; ``ModelFactsArgs`` takes the same numbers for any other model, and ``hf_config`` reads them from a
+Hugging Face ``config.json``. The fit models one vLLM release (default ``PINNED_VLLM_VERSION``, the image
+VllmService runs; ``vllm_releases`` says what changed from 0.8 on). Per GPU of a replica of size tp::
 
     budget      = device GiB (gpu_memory.json) x gpu_memory_utilization   (a MIG slice: its own GB, tp 1)
-    weights     = (weights_gb if pre-quantized and dtype auto, else params x bytes(dtype)
-                   + embeddings kept in bf16 by fp8/int4) / tp
-    overhead    = non-torch (cuBLAS; NCCL and custom all-reduce when tp > 1)
-                  + activation peak of the profile run: max_num_batched_tokens x one layer's MLP
-                    intermediates (fused-MoE caches for a mixture of experts) + the sampler's
-                    min(max_num_seqs, max_num_batched_tokens) x vocab logits and their copies
-                  + CUDA graphs (vLLM >= 0.21): the largest captured batch x layers x hidden
-    kv_budget   = budget - weights - overhead
-    kv_per_tok  = 2 x layers x max(1, kv_heads / tp) x head_dim x bytes(kv dtype)
-    sequence    = full-attention layers x tokens + sliding layers x min(tokens, window)   (in KV bytes)
-    kv_tokens   = kv_budget / full-attention bytes per token;  sequences = kv_budget / sequence
+    weights     = layer by layer for an architecture (``weights``), else parameters x bytes(dtype) / tp
+    overhead    = non-torch (the release's profiler; NCCL and custom all-reduce when tp > 1)
+                  + the profile run's activation peak (forward of max_num_batched_tokens, sampler of
+                    max_num_seqs rows x vocab) + CUDA graphs (vLLM >= 0.21, not with --enforce-eager)
+    kv_budget   = budget - weights - overhead                  ("Available KV cache memory")
+    blocks, "GPU KV cache size", "Maximum concurrency", the start-up check: ``vllm_kv``
 
 ``FORMULA`` says the same in README-ready Markdown; ``bench/fit_accuracy.py`` compares it with
 published vLLM logs (``bench/fit_reference_points.json``). This module imports nothing from Pulumi
 so that ``aks-gpu fit`` stays fast. It fits catalog VM sizes and suggests changes, and re-exports the parts
-it is built from: ``model_facts`` (the facts table), ``gpu_memory`` (what each GPU reports),
-``vllm_overhead`` (vLLM's own memory), ``kv_cache`` and ``memory_fit`` (the fit on a bare memory figure).
+it is built from.
 """
 
 from __future__ import annotations
 
-import textwrap
 from dataclasses import replace
 from typing import Unpack
 
 from . import catalog
+from .fit_formula import FORMULA
 from .fit_result import FitResult, Suggestion
 from .gpu_memory import device_memory_gib, gpu_memory_table, mig_slice_gb
-from .kv_cache import longest_context, sequence_bytes
+from .gpu_utilization import (
+    DEFAULT_GPU_MEMORY_UTILIZATION,
+    GPU_MEMORY_UTILIZATION_ABOVE,
+    GPU_MEMORY_UTILIZATION_AT_MOST,
+    UTILIZATION_ACCEPTED,
+    utilization_problem,
+)
+from .kv_cache import kv_layout, longest_context, sequence_bytes
 from .labels import mig_slice
 from .memory_fit import (
-    DEFAULT_GPU_MEMORY_UTILIZATION,
     DEFAULT_SETTINGS,
     WARN_BELOW_SEQUENCES,
     FitSettings,
@@ -59,24 +60,23 @@ from .model_facts import (
 )
 from .vllm_overhead import (
     CUDA_GRAPH_BASE_GIB,
-    CUDA_GRAPHS_IN_BUDGET_SINCE,
     DEFAULT_VOCAB_SIZE,
     MAX_CUDAGRAPH_CAPTURE_SIZE,
     NON_TORCH_GIB,
     NON_TORCH_TP_GIB,
-    PINNED_VLLM_VERSION,
     VLLM_MAX_NUM_BATCHED_TOKENS,
     VLLM_MAX_NUM_BATCHED_TOKENS_LARGE_GPU,
     VLLM_MAX_NUM_SEQS,
     VLLM_MAX_NUM_SEQS_LARGE_GPU,
     Overhead,
     forward_bytes_per_token,
-    release,
+    non_torch_gib,
     runtime_overhead,
     sampler_bytes_per_logit,
     vllm_default_max_num_batched_tokens,
     vllm_default_max_num_seqs,
 )
+from .vllm_releases import CUDA_GRAPHS_IN_BUDGET_SINCE, PINNED_VLLM_VERSION, VLLM_IMAGE, image_version, release
 
 __all__ = [
     "CUDA_GRAPHS_IN_BUDGET_SINCE",
@@ -87,12 +87,16 @@ __all__ = [
     "FORMULA",
     "GB",
     "GIB",
+    "GPU_MEMORY_UTILIZATION_ABOVE",
+    "GPU_MEMORY_UTILIZATION_AT_MOST",
     "KV_CACHE_DTYPES",
     "MAX_CUDAGRAPH_CAPTURE_SIZE",
     "NON_TORCH_GIB",
     "NON_TORCH_TP_GIB",
     "PINNED_VLLM_VERSION",
     "TP_SIZES",
+    "UTILIZATION_ACCEPTED",
+    "VLLM_IMAGE",
     "VLLM_MAX_NUM_BATCHED_TOKENS",
     "VLLM_MAX_NUM_BATCHED_TOKENS_LARGE_GPU",
     "VLLM_MAX_NUM_SEQS",
@@ -113,12 +117,16 @@ __all__ = [
     "forward_bytes_per_token",
     "get_model",
     "gpu_memory_table",
+    "image_version",
+    "kv_layout",
     "mig_slice_gb",
     "models",
+    "non_torch_gib",
     "release",
     "runtime_overhead",
     "sampler_bytes_per_logit",
     "sequence_bytes",
+    "utilization_problem",
     "vllm_default_max_num_batched_tokens",
     "vllm_default_max_num_seqs",
 ]
@@ -127,61 +135,18 @@ TP_SIZES = (1, 2, 4, 8)
 """Tensor-parallel sizes ``fit_options`` tries (within one VM)."""
 
 
-def _formula() -> str:
-    devices = ", ".join(f"{gpu} {row['device_gib']:g}" for gpu, row in gpu_memory_table().items())
-    bullets = [
-        f"Budget = the memory the GPU reports to CUDA, in GiB (`components/core/gpu_memory.json`: {devices}) x "
-        f"`gpu_memory_utilization` (default {DEFAULT_GPU_MEMORY_UTILIZATION}). A vGPU size gets its share of the "
-        'GPU; a MIG slice counts the GB in its name ("3g.40gb" -> 40e9 bytes) and serves tp 1; a GPU without a '
-        "published figure counts its catalog GB as 1e9 bytes.",
-        "Weights = weight bytes / tp: the row's `weights_gb` for a pre-quantized checkpoint with dtype `auto`, "
-        "else parameters x bytes per parameter (bfloat16/float16 2, fp8 1, int4 0.5) plus, for fp8/int4, the "
-        "input and output embeddings (2 x vocab x heads x head_dim parameters) that the quantizers keep in the "
-        "model's dtype. Quantization scales are not counted.",
-        f"Overhead = what vLLM's profiler measures, with no per-GPU constant: non-torch memory ({NON_TORCH_GIB} GiB "
-        f"at tp 1: cuBLAS workspaces; {NON_TORCH_TP_GIB} GiB with tp > 1: NCCL and custom all-reduce) + the torch "
-        "peak of the profile run: max_num_batched_tokens x 2 bytes x (3 x intermediate / tp + 2 x hidden) for one "
-        "layer's MLP (a mixture of experts: experts per token x (max(2 x intermediate / tp, hidden) + "
-        "intermediate / tp), the fused-MoE caches), plus min(max_num_seqs, max_num_batched_tokens) x vocab x "
-        f"the release's sampler bytes per logit ({sampler_bytes_per_logit(PINNED_VLLM_VERSION):g} in vLLM "
-        f"{PINNED_VLLM_VERSION}: logits and their fp32, softmax and sort copies) + CUDA graphs since vLLM 0.21, "
-        f"{CUDA_GRAPH_BASE_GIB} GiB + the largest captured batch (min(2 x max_num_seqs, "
-        f"{MAX_CUDAGRAPH_CAPTURE_SIZE})) x layers x hidden x 2 bytes. vLLM's defaults size the profile run: "
-        f"max_num_seqs {VLLM_MAX_NUM_SEQS_LARGE_GPU} and max_num_batched_tokens {VLLM_MAX_NUM_BATCHED_TOKENS_LARGE_GPU} "
-        f"on GPUs of 70 GiB or more other than the A100, else {VLLM_MAX_NUM_SEQS} and {VLLM_MAX_NUM_BATCHED_TOKENS}.",
-        "KV budget = budget - weights - overhead. The model loads when it is positive.",
-        "KV bytes per token = 2 (K and V) x layers x KV heads on the GPU x head_dim x KV dtype bytes (auto = "
-        "the model's dtype, 2; fp8 = 1). Each GPU holds kv_heads / tp heads; with tp > kv_heads every GPU holds "
-        "one replicated head.",
-        "Sliding-window layers hold at most `sliding_window` tokens per sequence. KV tokens = KV budget / "
-        "per-token bytes of the full-attention layers; full-length sequences = KV budget / (bytes of one "
-        "sequence of `max_model_len` tokens).",
-        "It fits when tp divides the attention heads and the KV heads (or KV heads divide tp), the context is "
-        "within the model's maximum, the weights load and at least one full-length sequence fits. Fewer than "
-        f"{WARN_BELOW_SEQUENCES} full-length sequences is a warning: requests queue.",
-        "Checked by `bench/fit_accuracy.py` against published vLLM logs (`bench/fit_reference_points.json`): "
-        "the KV budget within 8% wherever vLLM left at least a quarter of its budget for the KV cache, and "
-        "vLLM's fits / does-not-fit verdict where it left less or none.",
-    ]
-    lines = [f"Memory fit (vLLM {PINNED_VLLM_VERSION}, one replica of tensor-parallel size `tp` on one VM), per GPU:", ""]
-    lines += [textwrap.fill(b, width=98, initial_indent="- ", subsequent_indent="  ", break_on_hyphens=False) for b in bullets]
-    return "\n".join(lines) + "\n"
-
-
-FORMULA = _formula()
-"""The fit formula as README-ready Markdown."""
-
-
 def fit(
     model: ModelFactsArgs | str,
     vm_size: str,
     tp: int = 1,
     *,
     mig_profile: str | None = None,
+    nodes: int = 1,
     suggest: bool = True,
     **settings: Unpack[FitSettings],
 ) -> FitResult:
-    """Fit a model on one VM of a catalog size with tensor-parallel size ``tp`` (or on one MIG slice).
+    """Fit a model on one VM of a catalog size with tensor-parallel size ``tp`` (or on one MIG slice), or on
+    ``nodes`` VMs of it that one replica spans.
 
     The budget is the memory the VM's GPU reports (``gpu_memory.json``). When it does not fit and
     ``suggest`` is set, ``suggestions`` lists single changes that fit: more GPUs of the same VM, fp8 KV
@@ -191,15 +156,21 @@ def fit(
     :param vm_size: a catalog VM size (``catalog.get_sku``).
     :param tp: tensor-parallel size: GPUs of the VM one replica uses.
     :param mig_profile: AKS ``gpuInstanceProfile`` (``MIG3g``) to fit one MIG slice instead. Default None.
+    :param nodes: VMs (pods) one replica's tensor-parallel ranks span, ``tp / nodes`` GPUs on each; vLLM then
+        runs without its custom all-reduce. Default 1.
     :param suggest: list single changes that fit when it does not. Default True.
     :param settings: the vLLM settings (``FitSettings``).
     """
     s = complete(settings, "fit")
     model = resolve(model)
     check(tp, s)
+    if nodes < 1:
+        raise ValueError(f"nodes={nodes!r}: must be at least 1")
     sku = catalog.get_sku(vm_size)
+    # Across nodes vLLM turns its custom all-reduce off; a PCIe size has no NVLink fabric to spend on.
+    on_vm = {**s, "custom_all_reduce": s["custom_all_reduce"] and nodes == 1 and bool(sku.nvlink)}
     if mig_profile is None:
-        memory_gb, gpu, replicas = sku.gpu_memory_gb, sku.gpu_model, max(1, sku.gpus // tp)
+        memory_gb, gpu, replicas = sku.gpu_memory_gb, sku.gpu_model, max(1, sku.gpus * nodes // tp) if nodes == 1 else 1
         memory_gib = _device_gib(sku)
     else:
         slice_name = mig_slice(catalog.mig_resource_name(vm_size, mig_profile))
@@ -207,29 +178,35 @@ def fit(
         memory_gib = memory_gb * GB / GIB
         replicas = sku.gpus * catalog.mig_slices_per_gpu(mig_profile)
     result = replace(
-        fit_on_memory(model, memory_gb, tp, gpu=gpu, gpu_memory_gib=memory_gib, **s),
+        fit_on_memory(model, memory_gb, tp, gpu=gpu, gpu_memory_gib=memory_gib, **on_vm),
         vm_size=vm_size,
         mig_profile=mig_profile,
         replicas_per_vm=replicas,
+        nodes=nodes,
         price_usd_per_hour=sku.price_usd_per_hour,
         price_usd_per_month=sku.monthly_price_usd(),
     )
-    if vm_problem := _vm_problem(vm_size, tp, mig_profile):
+    if vm_problem := _vm_problem(vm_size, tp, mig_profile, nodes):
         result = replace(result, problem=vm_problem, problem_kind="vm", warning=None)
     if suggest and not result.fits:
         result = replace(result, suggestions=_suggestions(model, result, s))
     return result
 
 
-def _vm_problem(vm_size: str, tp: int, mig_profile: str | None) -> str | None:
-    """Why the VM cannot serve the replica at all (retired, tp on a MIG slice, more GPUs than it has), or None."""
+def _vm_problem(vm_size: str, tp: int, mig_profile: str | None, nodes: int = 1) -> str | None:
+    """Why the VMs cannot serve the replica at all (retired, tp on a MIG slice, more GPUs than they have), or None."""
     sku = catalog.get_sku(vm_size)
     if sku.retired:
         return f"{vm_size} is retired ({sku.retired})"
     if mig_profile is not None and tp != 1:
         return f"a MIG slice serves tp 1 only, not tp {tp}"
-    if tp > sku.gpus:
-        return f"tp {tp} needs {tp} GPUs on one node; {vm_size} has {sku.gpus}"
+    if mig_profile is not None and nodes != 1:
+        return f"a MIG slice serves one node, not {nodes}"
+    if tp % nodes:
+        return f"tp {tp} does not split evenly over {nodes} nodes"
+    if tp // nodes > sku.gpus:
+        where = "on one node" if nodes == 1 else f"per node over {nodes} nodes"
+        return f"tp {tp} needs {tp // nodes} GPUs {where}; {vm_size} has {sku.gpus}"
     return None
 
 
@@ -254,7 +231,13 @@ def _suggestions(model: ModelFactsArgs, result: FitResult, options: FitSettings)
     assert vm_size is not None
     if result.problem_kind == "context":
         fixed = fit(
-            model, vm_size, result.tp, mig_profile=result.mig_profile, suggest=False, **{**options, "max_model_len": None}
+            model,
+            vm_size,
+            result.tp,
+            mig_profile=result.mig_profile,
+            nodes=result.nodes,
+            suggest=False,
+            **{**options, "max_model_len": None},
         )
         verdict = "fits" if fixed.fits else "still does not fit"
         return (
@@ -264,7 +247,8 @@ def _suggestions(model: ModelFactsArgs, result: FitResult, options: FitSettings)
         )
 
     found: list[Suggestion] = []
-    for tp, profile in _same_vm_changes(result):
+    # Across nodes the replica already takes whole VMs: only the settings below change what fits.
+    for tp, profile in _same_vm_changes(result) if result.nodes == 1 else ():
         tried = fit(model, vm_size, tp, mig_profile=profile, suggest=False, **options)
         if tried.fits:
             where = f"MIG profile {profile} (tp 1)" if profile else f"tp {tp}"
@@ -297,7 +281,7 @@ def _same_vm_changes(result: FitResult) -> list[tuple[int, str | None]]:
 def _cheaper_memory(model: ModelFactsArgs, result: FitResult, options: FitSettings) -> list[Suggestion]:
     """fp8 KV cache, fp8 weights and a shorter context, each tried alone on the same GPUs."""
     found = []
-    again = dict(tp=result.tp, mig_profile=result.mig_profile, suggest=False)
+    again = dict(tp=result.tp, mig_profile=result.mig_profile, nodes=result.nodes, suggest=False)
     if options["kv_cache_dtype"] == "auto" and model.kv_dtype_bytes() > 1:
         tried = fit(model, result.vm_size, **again, **{**options, "kv_cache_dtype": "fp8"})
         if tried.fits:
@@ -307,7 +291,7 @@ def _cheaper_memory(model: ModelFactsArgs, result: FitResult, options: FitSettin
         if tried.fits:
             found.append(Suggestion("dtype", "fp8", f"fp8 weights (--quantization fp8): {_gives(tried)}"))
     if result.problem_kind == "kv":
-        length = longest_context(model, result.kv_budget_gib_per_gpu * GIB, result.tp, result.kv_cache_dtype)
+        length = longest_context(model, result.longest_request_tokens)
         if length:
             tried = fit(model, result.vm_size, **again, **{**options, "max_model_len": length})
             if tried.fits:

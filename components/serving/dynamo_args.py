@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from .._base import StrictModel
-from ..core import pins
+from ..core import models, pins
 from ..core.names import DNS_LABEL
 
 if TYPE_CHECKING:
@@ -60,9 +60,11 @@ class DynamoWorkerArgs(StrictModel):
     """Context length in tokens (``--max-model-len``), the length the memory fit checks. Default None: the
     model's own maximum, as vLLM's default is."""
 
-    gpu_memory_utilization: float = Field(0.9, gt=0, le=1)
-    """Fraction of GPU memory vLLM may use (``--gpu-memory-utilization``). Default 0.9, vLLM's default and
-    what the fit assumes for VllmService too."""
+    gpu_memory_utilization: float = Field(
+        models.DEFAULT_GPU_MEMORY_UTILIZATION, gt=models.GPU_MEMORY_UTILIZATION_ABOVE, le=models.GPU_MEMORY_UTILIZATION_AT_MOST
+    )
+    """Fraction of GPU memory vLLM may use (``--gpu-memory-utilization``), above 0.1 and at most 0.98 like
+    VllmService's. Default 0.9, vLLM's default and what the fit assumes for VllmService too."""
 
     extra_args: list[str] = Field(default_factory=list)
     """More ``dynamo.vllm`` arguments, appended. Default none. The component sets ``--model``,

@@ -142,8 +142,23 @@ def _gib(quantity: str) -> float:
     return float(quantity[:-2]) / (1024 if quantity.endswith("Mi") else 1)
 
 
+def _flag(args: list[str], name: str) -> str | None:
+    """The value of ``--name N`` or ``--name=N`` in vLLM arguments, the last one given; None when absent."""
+    value = None
+    for i, arg in enumerate(args):
+        if arg == name and i + 1 < len(args):
+            value = args[i + 1]
+        elif arg.startswith(f"{name}="):
+            value = arg.split("=", 1)[1]
+    return value
+
+
 def service_fit(args: VllmServiceArgs, pool: GpuNodePool) -> models.FitResult:
-    """The GPU-memory fit of one replica on the pool (on its MIG slice, if it serves slices)."""
+    """The GPU-memory fit of one replica on the pool (on its MIG slice, if it serves slices), under the vLLM
+    release the service's image names (the pinned one for a digest or a tag that names none) and the profile
+    run its own flags set: --max-num-seqs, and from ``extra_args`` --max-num-batched-tokens,
+    --enforce-eager and --disable-custom-all-reduce."""
+    batched = _flag(args.extra_args, "--max-num-batched-tokens")
     return models.fit(
         args.facts(),
         pool.sku.name,
@@ -154,6 +169,10 @@ def service_fit(args: VllmServiceArgs, pool: GpuNodePool) -> models.FitResult:
         kv_cache_dtype=args.kv_cache_dtype,
         # The service's own --max-num-seqs sizes vLLM's profile run (its sampler's logits), as the default would.
         max_num_seqs=args.max_num_seqs,
+        max_num_batched_tokens=int(batched) if batched and batched.isdigit() and int(batched) > 0 else None,
+        cuda_graphs="--enforce-eager" not in args.extra_args,
+        custom_all_reduce="--disable-custom-all-reduce" not in args.extra_args,
+        vllm_version=models.image_version(args.image) or models.PINNED_VLLM_VERSION,
         mig_profile=pool.mig_profile,
         warn_below_sequences=args.min_full_sequences,
     )

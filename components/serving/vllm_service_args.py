@@ -132,7 +132,8 @@ class VllmServiceArgs(StrictModel):
     """Path of the weights inside the model store's container. Default: the model id."""
 
     image: str = pins.image("vllm")
-    """vLLM image, pinned. Default: the pins table's ``vllm`` (Azure Blob streaming needs v0.18.0 or later)."""
+    """vLLM image, pinned. Default: the pins table's ``vllm`` (Azure Blob streaming needs v0.18.0 or later). The
+    memory fit models the release its tag names."""
 
     served_model_name: str | None = None
     """Name clients pass as ``model``. Default: the model id."""
@@ -143,8 +144,11 @@ class VllmServiceArgs(StrictModel):
     max_model_len: int = Field(8192, ge=256)
     """Context length per sequence. Default 8192: long contexts cost KV memory on every replica."""
 
-    gpu_memory_utilization: float = Field(0.9, gt=0.1, le=0.98)
-    """Share of each GPU's memory vLLM may use. Default 0.9 (vLLM's default)."""
+    gpu_memory_utilization: float = Field(
+        models.DEFAULT_GPU_MEMORY_UTILIZATION, gt=models.GPU_MEMORY_UTILIZATION_ABOVE, le=models.GPU_MEMORY_UTILIZATION_AT_MOST
+    )
+    """Share of each GPU's memory vLLM may use, above 0.1 and at most 0.98 (the range the fit takes). Default 0.9
+    (vLLM's default)."""
 
     dtype: Literal["auto", "bfloat16", "fp8"] = "auto"
     """Weights precision. Default ``auto`` (the checkpoint's); ``fp8`` halves weights on Hopper-class GPUs."""

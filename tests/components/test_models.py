@@ -220,7 +220,7 @@ def test_reference_points_are_sourced_and_cover_sizes_tps_gpus_and_a_large_moe()
         assert point["url"] and point["vllm_version"] and point["checkpoint"], point["id"]
         for key in ("gpu", "tp", "gpu_memory_utilization", "max_model_len", "dtype", "kv_cache_dtype"):
             assert key in point, (point["id"], key)
-        assert point["gpu"] in models.gpu_memory_table()
+        assert point["gpu"] in models.gpu_memory_table() or point["device_gib"] > 0, "a GPU outside the table says its GiB"
         assert "fits" in point["published"]
     capacity = [o for o in OUTCOMES.values() if o.kind == "capacity"]
     assert {o.tp for o in capacity} >= {1, 2, 4}
@@ -605,10 +605,19 @@ def test_the_numbers_add_up(model, memory_gb, tp, length):
     result = fit_on_memory(model, memory_gb, tp, max_model_len=length)
     total = result.weights_gib_per_gpu + result.overhead_gib + result.kv_budget_gib_per_gpu
     assert math.isclose(total, result.budget_gib_per_gpu, rel_tol=1e-9)
+    pool = max(result.kv_budget_gib_per_gpu, 0) * GIB
+    # vLLM's blocks never hold more than the pool, and miss at most one block of every layer.
+    block = result.kv_block_size * result.kv_bytes_per_token_per_gpu
+    assert (
+        result.kv_tokens * result.kv_bytes_per_token_per_gpu
+        <= pool
+        < (result.kv_tokens + result.kv_block_size) * (result.kv_bytes_per_token_per_gpu) + block
+        or result.kv_tokens == 0
+    )
     if result.fits:
-        used = result.full_length_sequences * models.sequence_bytes(model, result.max_model_len, tp)
-        one_more = models.sequence_bytes(model, result.max_model_len, tp)
-        assert used <= result.kv_budget_gib_per_gpu * GIB < used + one_more
+        assert result.kv_needed_gib <= result.kv_budget_gib_per_gpu
+        assert result.full_length_sequences == int(result.max_concurrency) >= 1
+        assert result.longest_request_tokens >= length
 
 
 def test_a_services_own_max_num_seqs_sizes_its_profile_run():
@@ -624,3 +633,24 @@ def test_a_services_own_max_num_seqs_sizes_its_profile_run():
     small = service_fit(VllmServiceArgs(**base, max_num_seqs=64), pool)
     assert small.kv_tokens > default.kv_tokens
     assert small.kv_tokens == models.fit(base["model"], pool.sku.name, 1, max_model_len=8192, max_num_seqs=64).kv_tokens
+
+
+def test_a_service_fits_the_release_its_image_names_and_its_own_flags():
+    """VllmService passes its image's vLLM release, and --enforce-eager, --max-num-batched-tokens and
+    --disable-custom-all-reduce from extra_args, to the fit."""
+    from types import SimpleNamespace
+
+    from aks_gpu_inference.components.serving.vllm_checks import service_fit
+    from aks_gpu_inference.components.serving.vllm_service_args import VllmServiceArgs
+
+    pool = SimpleNamespace(sku=catalog.get_sku(H100_X8), mig_profile=None)
+    base = {"name": "llama", "model": LLAMA_70B, "max_model_len": 8192, "tensor_parallel_size": 2}
+    pinned = service_fit(VllmServiceArgs(**base), pool)
+    assert pinned.vllm_version == models.PINNED_VLLM_VERSION and pinned.cuda_graph_gib > 0
+    older = service_fit(VllmServiceArgs(**base, image="vllm/vllm-openai:v0.10.1"), pool)
+    assert older.vllm_version == "0.10.1" and older.cuda_graph_gib == 0, "CUDA graphs count from 0.21"
+    digest = service_fit(VllmServiceArgs(**base, image="vllm/vllm-openai@sha256:" + "a" * 64), pool)
+    assert digest.vllm_version == models.PINNED_VLLM_VERSION, "a digest names no release: the pinned one"
+    flags = ["--enforce-eager", "--max-num-batched-tokens=4096", "--disable-custom-all-reduce"]
+    tuned = service_fit(VllmServiceArgs(**base, extra_args=flags), pool)
+    assert (tuned.cuda_graphs, tuned.max_num_batched_tokens, tuned.custom_all_reduce) == (False, 4096, False)

@@ -137,7 +137,10 @@ def test_invalid_facts_file_exits_2(capsys, tmp_path):
 
 @pytest.mark.parametrize(
     "argv, message",
-    [(["--context", "0"], "--context 0: must be a positive"), (["--gpu-memory-utilization", "1.5"], "must be in (0, 1]")],
+    [
+        (["--context", "0"], "--context 0: must be a positive"),
+        (["--gpu-memory-utilization", "1.5"], "must be above 0.1 and at most 0.98"),
+    ],
 )
 def test_bad_numbers_are_usage_errors(capsys, argv, message):
     code, out, err = fit(capsys, LLAMA_8B, *argv)
