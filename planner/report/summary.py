@@ -40,7 +40,7 @@ from aks_gpu_inference.planner.azure import preflight
 from aks_gpu_inference.planner.azure import quota as demand
 from aks_gpu_inference.planner.deploy import CHECKS, NOT_CHECKED
 from aks_gpu_inference.planner.engine.values import plain
-from aks_gpu_inference.planner.report import sections, topology
+from aks_gpu_inference.planner.report import sections, topology, training
 
 if TYPE_CHECKING:
     from aks_gpu_inference.planner.plan import Plan
@@ -441,6 +441,8 @@ def markdown(summary: dict[str, Any]) -> str:
                 ["price", "$/node-hour", "total", "source"],
                 [[r["label"], _usd(r.get("usd_per_node_hour")), _usd(r.get("total_usd")), r["source"]] for r in t["rows"]],
             ),
+            "",
+            training.worst_case(t),
             "",
         ]
     res = s["resources"]

@@ -20,4 +20,12 @@ def text(run) -> str:
     # Outputs drop None values: an unknown price has no key.
     rows = [[r["label"], _money(r.get("usd_per_node_hour")), _money(r.get("total_usd")), r["source"]] for r in cost["rows"]]
     head = f"Training run cost: {cost['nodes']} x {cost['vm_size']} for {cost['hours']:g} hours (GPU nodes only)"
-    return head + "\n" + table(["price", "$/node-hour", "total", "source"], rows) + "\n\n"
+    return head + "\n" + table(["price", "$/node-hour", "total", "source"], rows) + "\n" + worst_case(cost) + "\n\n"
+
+
+def worst_case(cost: dict) -> str:
+    """The longest the job can hold its nodes, and what that costs on demand."""
+    return (
+        f"At most {cost['max_hours']:g} hours ({_money(cost.get('max_on_demand_usd'))} on demand): KubeRay's deadline "
+        "applies to each attempt, and every retry may run to it."
+    )
