@@ -10,6 +10,8 @@ ALLOWED = {
     "components.gateway.router_config": "the router config the request-path check and the plan report read",
     "components.gateway.router_fields": "the vSR config-key table the router check reads",
     "components.stack.stack_input": "the stack's secret keys, which stack files are read with",
+    "components.serving.dynamo_runtime": "Dynamo's runtime hops and the variables that fix their ports, which the "
+    "request-path check follows through the NetworkPolicies (one home: the graph's pods are given the same facts)",
 }
 
 
