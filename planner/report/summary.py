@@ -434,17 +434,7 @@ def markdown(summary: dict[str, Any]) -> str:
         ]
     if s["training_cost"]:
         t = s["training_cost"]
-        out += [
-            f"## Training run cost: {t['nodes']} x {t['vm_size']} for {t['hours']:g} hours (GPU nodes only)",
-            "",
-            _table(
-                ["price", "$/node-hour", "total", "source"],
-                [[r["label"], _usd(r.get("usd_per_node_hour")), _usd(r.get("total_usd")), r["source"]] for r in t["rows"]],
-            ),
-            "",
-            training.worst_case(t),
-            "",
-        ]
+        out += [f"## {training.heading(t)}", "", _table(training.HEADERS, training.rows(t)), "", training.worst_case(t), ""]
     res = s["resources"]
     out += [
         "## What would be created",
