@@ -177,6 +177,9 @@ SLOW_MODULES = {
     "tests/planner/test_crd_schema.py",
     "tests/components/test_custom_resources.py",
     "tests/components/test_distributed_training.py",
+    "tests/components/test_training_run.py",
+    "tests/components/test_checkpoint_storage.py",
+    "tests/planner/test_dynamo_graph_path.py",
 }
 """Modules ``make test-fast`` leaves out (``-m "not slow"``): the fast lane keeps the pure functions, the components
 under mocks and the policies; ``make test`` runs everything."""

@@ -11,12 +11,43 @@ from pulumi_azure_native import authorization, containerservice
 from .._base import PACKAGE, raise_problems, validate_args
 from ..context import AzureScope, ClusterContext
 from ..core.errors import FieldProblem
-from .aks_cluster_args import AksClusterArgs, PlatformPoolArgs
+from .aks_cluster_args import AksClusterArgs, MaintenanceWindowArgs, PlatformPoolArgs
 from .kubeconfig import kubeconfig_for_login
 from .workload_identity import role_definition_id
 
 AKS_RBAC_CLUSTER_ADMIN_ROLE = "b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b"
 """Built-in role 'Azure Kubernetes Service RBAC Cluster Admin' (Azure built-in roles reference)."""
+MAINTENANCE_CONFIGS = {"upgrade": "aksManagedAutoUpgradeSchedule", "node_os": "aksManagedNodeOSUpgradeSchedule"}
+"""The maintenance configuration names that gate the two auto-upgrade channels: the name selects what a configuration
+schedules (Azure/azure-rest-api-specs Microsoft.ContainerService aks stable 2025-09-01
+examples/MaintenanceConfigurationsCreate_Update_MaintenanceWindow.json; az aks maintenanceconfiguration accepts only
+these two and ``default``). pulumi-azure-native 3.29 writes ``MaintenanceConfiguration`` at 2025-09-01, the pins table's
+``containerservice`` version; ``durationHours`` is 4 to 24 there."""
+
+
+def maintenance_configs(args: AksClusterArgs) -> dict[str, dict]:
+    """``config name -> maintenanceWindow`` for each channel that upgrades something (``none``, ``None`` and
+    ``Unmanaged`` have nothing for a window to gate); empty without ``maintenance_window``."""
+    window = args.maintenance_window
+    if window is None:
+        return {}
+    names = []
+    if args.upgrade_channel != "none":
+        names.append(MAINTENANCE_CONFIGS["upgrade"])
+    if args.node_os_upgrade_channel in ("NodeImage", "SecurityPatch"):
+        names.append(MAINTENANCE_CONFIGS["node_os"])
+    return {name: _window(window) for name in names}
+
+
+def _window(window: MaintenanceWindowArgs) -> dict:
+    spans = [{"start": span.start.isoformat(), "end": span.end.isoformat()} for span in window.not_allowed]
+    return {
+        "schedule": {"weekly": {"day_of_week": window.day_of_week, "interval_weeks": 1}},
+        "duration_hours": window.duration_hours,
+        "start_time": window.start_time,
+        "utc_offset": window.utc_offset,
+        **({"not_allowed_dates": spans} if spans else {}),
+    }
 
 
 def cluster_problems(args: AksClusterArgs, scope: AzureScope | None) -> list[FieldProblem]:
@@ -91,6 +122,15 @@ class AksCluster(pulumi.ComponentResource):
             self.kubernetes_version = args.kubernetes_version
             if args.platform_pool:
                 self._platform_pool(name, args.platform_pool, resource_group_name, child)
+            for config, window in maintenance_configs(args).items():
+                containerservice.MaintenanceConfiguration(
+                    f"{name}-{config}",
+                    config_name=config,
+                    resource_name_=self.managed_cluster.name,
+                    resource_group_name=resource_group_name,
+                    maintenance_window=window,
+                    opts=child,
+                )
 
         credentials = containerservice.list_managed_cluster_user_credentials_output(
             resource_group_name=self.resource_group_name,

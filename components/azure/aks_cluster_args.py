@@ -5,6 +5,7 @@ pool for platform workloads, or the existing cluster to use instead. Plain value
 from __future__ import annotations
 
 import re
+from datetime import date
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
@@ -88,6 +89,33 @@ class ExistingClusterArgs(StrictModel):
     """Resource group that holds it."""
 
 
+class DateSpanArgs(StrictModel):
+    """A range of days, both ends included."""
+
+    start: date
+    end: date
+
+
+class MaintenanceWindowArgs(StrictModel):
+    """AKS planned maintenance: the one weekly window in which the auto-upgrade channels may upgrade the cluster
+    (``aksManagedAutoUpgradeSchedule``) and reimage its nodes (``aksManagedNodeOSUpgradeSchedule``)."""
+
+    day_of_week: Literal["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"] = "Sunday"
+    """Day the window opens. Default Sunday."""
+
+    start_time: str = Field("00:00", pattern=r"^([01]\d|2[0-3]):[0-5]\d$")
+    """Time it opens, ``HH:MM`` in ``utc_offset``. Default ``00:00``."""
+
+    duration_hours: int = Field(4, ge=4, le=24)
+    """How long it stays open. Default 4, the shortest AKS accepts (4 to 24)."""
+
+    utc_offset: str = Field("+00:00", pattern=r"^[+-](0\d|1[0-4]):[0-5]\d$")
+    """Offset of ``start_time`` and ``not_allowed`` from UTC. Default ``+00:00``."""
+
+    not_allowed: list[DateSpanArgs] = Field(default_factory=list)
+    """Days on which no upgrade may start even inside the window, e.g. the days of a long training run. Default none."""
+
+
 class AksClusterArgs(StrictModel):
     """Settings of the AKS cluster. Defaults follow the seeds' production advice."""
 
@@ -109,6 +137,12 @@ class AksClusterArgs(StrictModel):
     """Node OS upgrade channel. Default ``NodeImage``: kernel and NVIDIA driver move together as one
     tested VHD. ``Unmanaged`` lets unattended-upgrades bump the kernel under the driver and leaves
     ``nvidia.com/gpu: 0`` after reboot (seed 002 gotcha 5); the policy pack rejects it."""
+
+    maintenance_window: MaintenanceWindowArgs | None = None
+    """When the channels above may act. Default None: whenever AKS releases (no planned maintenance). A node image
+    upgrade drains every node in turn, and a training run loses its Ray head to it; with a window, upgrades wait for
+    it (AKS may still upgrade a cluster on an unsupported Kubernetes version outside it, overriding disruption
+    budgets: learn.microsoft.com/azure/aks/upgrade-conceptual)."""
 
     system_pool: SystemPoolArgs = Field(default_factory=SystemPoolArgs)
     """The system pool. Default: two ``Standard_D4ds_v5`` nodes."""

@@ -91,6 +91,9 @@ class GatewayBackend:
     picker_pod_selector: Mapping[str, str] | None = field(default=None)
     """Labels of the InferencePool's endpoint picker pods, which read the serving pods' metrics: the
     NetworkPolicy admits them too. For kind ``inference-pool`` only; required there."""
+    peer_ingress: tuple[Mapping, ...] = ()
+    """More NetworkPolicy ingress rules the serving pods need from their own peers, as the serving component
+    states them (a Dynamo frontend: its workers' response streams). Default none."""
 
     @classmethod
     def from_vllm(
@@ -137,7 +140,8 @@ class GatewayBackend:
 
     @classmethod
     def from_dynamo(cls, inference: DynamoInference, name: str | None = None) -> GatewayBackend:
-        """A backend for a ``DynamoInference``'s frontend; its served model name is what clients send."""
+        """A backend for a ``DynamoInference``'s frontend; its served model name is what clients send, and its
+        NetworkPolicy admits the graph's own hops into the frontend (``DynamoInference.peer_ingress``)."""
         return cls(
             name=name or f"dynamo-{inference.service_name}",
             model=inference.served_model_name,
@@ -145,6 +149,7 @@ class GatewayBackend:
             hostname=f"{inference.service_name}.{inference.namespace}.svc.cluster.local",
             port=DYNAMO_FRONTEND_PORT,
             pod_selector=dict(inference.pod_labels),
+            peer_ingress=tuple(inference.peer_ingress),
         )
 
     @property

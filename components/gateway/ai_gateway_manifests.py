@@ -4,6 +4,7 @@ NetworkPolicies that let only the gateway's data plane reach the serving pods.""
 
 from __future__ import annotations
 
+import copy
 import re
 from typing import Any, NamedTuple
 
@@ -271,18 +272,21 @@ def network_policy_targets(backends: list[GatewayBackend]) -> dict[tuple[str, tu
 
 
 def _pool_rules(backends: list[GatewayBackend]) -> dict[tuple[str, tuple], list[dict[str, Any]]]:
-    """Ingress an InferencePool's pods need besides the gateway's: from each other on any port (the decode
+    """Ingress the serving pods need besides the gateway's: what their component states (``peer_ingress``: a Dynamo
+    frontend's workers' response streams); for an InferencePool's pods, from each other on any port (the decode
     pod's routing sidecar calls the prefill pod; the engines open NIXL side channels to each other) and from
     the endpoint picker, which reads their metrics on the pods' port."""
     rules: dict[tuple[str, tuple], list[dict[str, Any]]] = {}
     for b in backends:
+        wanted = [dict(rule) for rule in b.peer_ingress]
         if b.kind == "inference-pool":
-            key = (b.namespace, tuple(sorted(b.pod_selector.items())))
             port = [{"protocol": "TCP", "port": b.pod_port or b.effective_port}]
-            rules[key] = [
+            wanted += [
                 {"from": [{"podSelector": {"matchLabels": dict(b.pod_selector)}}]},
                 {"from": [{"podSelector": {"matchLabels": dict(b.picker_pod_selector)}}], "ports": port},
             ]
+        found = rules.setdefault((b.namespace, tuple(sorted((b.pod_selector or {}).items()))), [])
+        found += [copy.deepcopy(rule) for rule in wanted if rule not in found]
     return rules
 
 

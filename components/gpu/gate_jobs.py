@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .pod_contract import RdmaPodSpec
+from .pod_contract import NCCL_IB_ONLY, RdmaPodSpec
 
 SCRIPTS = Path(__file__).with_name("gate_scripts")
 GATE_LABEL = "aks-gpu-inference/gate"
@@ -70,6 +70,8 @@ class GatePlan:
     """The lowest ib_write_bw average that passes gate 3."""
     timeout_minutes: int
     """How long each Job may run."""
+    supplemental_groups: tuple[int, ...] = ()
+    """Groups the gate pods' root user joins, to reach an image's group-only directories with every capability dropped."""
 
     @property
     def service(self) -> str:
@@ -89,8 +91,10 @@ class GatePlan:
         return f"{self.name}-{gate.number}-{gate.slug}-{self.run}"
 
     def env(self, gate: Gate) -> dict[str, str]:
-        """What the gate script expects to see."""
+        """What the gate script expects to see; the NCCL gates run NCCL as training does, failing instead of falling
+        back to sockets (``NCCL_IB_ONLY``)."""
         return {
+            **(NCCL_IB_ONLY if gate.script == "nccl.sh" else {}),
             "GATE_JOB": self.job_name(gate),
             "GATE_SERVICE": self.service,
             "GATE_NAMESPACE": self.namespace,
@@ -139,6 +143,8 @@ class GatePlan:
             "containers": [container],
             "volumes": [{"name": "gates", "configMap": {"name": self.scripts}}],
         }
+        if self.supplemental_groups:
+            pod["securityContext"] = {"supplementalGroups": list(self.supplemental_groups)}
         if gate.nodes > 1:
             # Two-node gates must cross the fabric: never both pods on one node.
             term = {"labelSelector": {"matchLabels": {"job-name": self.job_name(gate)}}, "topologyKey": "kubernetes.io/hostname"}

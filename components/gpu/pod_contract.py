@@ -16,11 +16,21 @@ from ..core.errors import FieldProblem
 RDMA_ENV = {
     # RC verbs over InfiniBand plus CUDA copy/IPC for GPU memory (seed 004, NIXL over UCX).
     "UCX_TLS": "rc_x,cuda_copy,cuda_ipc,self",
-    # NCCL must not fall back to TCP over the VNet, and must use GPUDirect RDMA between GPU and NIC at any
-    # PCI distance: seed 002 gotcha 2 names both, for every multi-node NCCL workload.
+    # Seed 002 gotcha 2 for every multi-node NCCL workload: InfiniBand on (NCCL's own default, so this alone does
+    # not stop a fall back to sockets; NCCL_IB_ONLY does) and GPUDirect RDMA between GPU and NIC at any PCI distance.
     "NCCL_IB_DISABLE": "0",
     "NCCL_NET_GDR_LEVEL": "5",
 }
+NCCL_IB_ONLY = {"NCCL_NET": "IB"}
+"""For a workload that must cross nodes over InfiniBand (training workers, the NCCL gates): NCCL then fails to create
+a communicator ("Failed to initialize any NET plugin", ncclInvalidUsage) instead of silently running over TCP sockets,
+about 80x slower (seed 002 gotcha 2). NVIDIA/nccl@v2.27.7-1 and @v2.30.7-1: ``NCCL_NET`` becomes
+``comm->config.netName`` (src/init.cc), only the net plugin of that name (case-insensitive; the internal ones are
+"IB", then "Socket") may serve the communicator (src/plugin/net.cc ``ncclNetPluginAssignToComm``), and an IB plugin
+with no usable device is disabled ("NET/IB : No device found.", src/transport/net_ib/init.cc). Without it a failed
+IB plugin falls through to Socket, and ``NCCL_IB_DISABLE=0`` changes nothing (0 is its default,
+src/transport/net_ib/init.cc ``NCCL_PARAM(IbDisable, "IB_DISABLE", 0)``). Not in ``RDMA_ENV``: a serving engine
+whose NCCL stays inside one node (tensor parallel over NVLink) should not refuse to start because a NIC is down."""
 
 
 def full_node_gpu_template(pool: str) -> str:

@@ -47,6 +47,12 @@ class QualificationGatesArgs(StrictModel):
     sets the image of the pool's disaggregated engines (vLLM, or Dynamo's runtime), so gate 5 qualifies the NIXL and
     UCX that move the KV cache."""
 
+    supplemental_groups: list[int] = Field(default_factory=list)
+    """Groups the gate pods' root user joins (pod ``securityContext.supplementalGroups``). The gates run as root with
+    every capability dropped (the RDMA contract), so an image's permission bits apply to them: a directory only its
+    group may enter hides the tools inside. Default none; a stack whose gates run the training image adds the
+    rayproject images' ``users`` group, which owns ``/home/ray`` and the ``torchrun`` in it."""
+
     min_gbps_per_rail: float | None = Field(None, gt=0)
     """Lowest acceptable ib_write_bw average. Default: 75% of the catalog's per-NIC rate (seed 004
     measured 375.97 of 400 Gb/s)."""
@@ -143,6 +149,7 @@ class QualificationGates(pulumi.ComponentResource):
             gpu_resource=pool.gpu_resource_name,
             min_gbps=args.min_gbps_per_rail or 0.75 * pool.sku.infiniband_gbps,
             timeout_minutes=args.timeout_minutes,
+            supplemental_groups=tuple(args.supplemental_groups),
         )
         scripts = k8s.core.v1.ConfigMap(
             f"{name}-scripts",

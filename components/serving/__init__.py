@@ -18,6 +18,7 @@ _EXPORTS = {
     "DynamoInferenceArgs": ".dynamo_args",
     "DynamoPlatformArgs": ".dynamo_args",
     "DynamoWorkerArgs": ".dynamo_args",
+    "DynamoModelCacheArgs": ".dynamo_args",
     "DynamoPlacement": ".dynamo_args",
     "DynamoSecrets": ".dynamo_args",
 }

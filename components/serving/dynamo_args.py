@@ -9,7 +9,7 @@ are listed in ``dynamo_manifests``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
@@ -72,6 +72,29 @@ class DynamoWorkerArgs(StrictModel):
     ``--gpu-memory-utilization`` and ``--kv-transfer-config``; do not repeat them."""
 
 
+class DynamoModelCacheArgs(StrictModel):
+    """Where the workers keep the downloaded weights (``HF_HOME``): a PersistentVolumeClaim every worker pod mounts, so
+    a restarted or rescheduled worker loads from it instead of downloading the checkpoint again."""
+
+    storage_class: str = Field("azurefile-csi-premium", pattern=DNS_LABEL.pattern)
+    """StorageClass of the claim. Default ``azurefile-csi-premium``, built into AKS (the Azure Files CSI driver is on by
+    default): a premium (SSD) file share, ReadWriteMany, so prefill and decode pods on different nodes share one copy,
+    downloaded once for the graph, and keep it across pod restarts, rescheduling and node reimages (weekly node image
+    upgrades). Azure Disk classes (``managed-csi*``) attach to one node at a time, so one claim cannot serve a prefill
+    and a decode node; Azure Managed Lustre, the faster shared choice in Dynamo's AKS storage guide
+    (ai-dynamo/dynamo docs/fern/pages/kubernetes/installation/model-storage/aks-storage.md), needs its CSI driver and a
+    Lustre file system that AKS does not install. Another class must offer ``access_mode``."""
+
+    size_gib: int | None = Field(None, ge=100, le=102400)
+    """Size of the claim in GiB. Default None: the model's checkpoint (the catalog's weight bytes) plus a quarter for
+    tokenizer, config and partial downloads, at least 100 GiB, the smallest premium file share. A premium share's
+    throughput grows with its provisioned size: raise it to load faster."""
+
+    access_mode: Literal["ReadWriteMany", "ReadWriteOnce"] = "ReadWriteMany"
+    """Access mode of the claim. Default ``ReadWriteMany``; ``ReadWriteOnce`` only fits a class like Azure Disk and a
+    graph whose workers all run on one node."""
+
+
 class DynamoInferenceArgs(StrictModel):
     """A vLLM model served by Dynamo: one Frontend with KV-aware routing and disaggregated workers."""
 
@@ -100,6 +123,9 @@ class DynamoInferenceArgs(StrictModel):
     frontend_replicas: int = Field(1, ge=1, le=16)
     """Frontend pods (OpenAI HTTP server and KV router, CPU only). Default 1: each frontend replica keeps
     its own view of the workers' caches, so more replicas route less precisely."""
+
+    model_cache: DynamoModelCacheArgs = Field(default_factory=DynamoModelCacheArgs)
+    """The workers' weights cache. Default: an ``azurefile-csi-premium`` claim sized from the checkpoint."""
 
     platform: DynamoPlatformArgs = Field(default_factory=DynamoPlatformArgs)
     """The platform release. Default: 1.6.1 in ``dynamo-system``."""

@@ -6,7 +6,10 @@ no NATS, since KV events go over ZMQ) and creates one ``DynamoGraphDeployment`` 
 CPU frontend (OpenAI HTTP on 8000, KV-aware routing with ``DYN_ROUTER_MODE=kv``) and prefill and decode
 vLLM workers on the RDMA pool, each worker a full node with the RdmaNetwork's pod contract (NIC claim,
 IPC_LOCK, UCX/NCCL env, the pool's node selector and tolerations, the DRA GPU claim where DRA serves the
-pool), moving KV caches over NIXL. The memory fit is checked for each worker role before anything
+pool), moving KV caches over NIXL. The workers keep the weights on a ReadWriteMany claim sized from the
+checkpoint (``HF_HOME``), so a restarted worker does not download them again; every port the graph's pods
+call each other on is fixed and every address the pod IP (``dynamo_runtime``), so that a NetworkPolicy can
+admit them (``peer_ingress``). The memory fit is checked for each worker role before anything
 registers. One per cluster: the operator runs cluster-wide.
 
 Sources and what is not verified: ``dynamo_manifests``' module docstring.
@@ -23,6 +26,7 @@ from .._base import PACKAGE, Children, kubernetes_provider, raise_problems, vali
 from ..core import catalog, models
 from ..core.security import restricted_namespace
 from . import dynamo_manifests as manifests
+from . import dynamo_runtime as runtime
 from .dynamo_args import DynamoInferenceArgs, DynamoPlacement, DynamoSecrets
 
 if TYPE_CHECKING:
@@ -33,8 +37,9 @@ class DynamoInference(pulumi.ComponentResource):
     """Dynamo's frontend over disaggregated vLLM workers (``endpoint``: ``http://<name>-frontend.<ns>.svc.cluster.local:8000/v1``).
 
     Outputs: ``endpoint``, ``service_name`` (the frontend Service), ``namespace``, ``served_model_name``,
-    ``pod_labels`` (the frontend pods' labels, for a NetworkPolicy), ``fit`` (per worker role), ``pool_sku``
-    and ``worker_nodes`` (the VM size and number of nodes the workers take, one each: what it costs).
+    ``pod_labels`` (the frontend pods' labels, for a NetworkPolicy), ``peer_ingress`` (the ingress rules a
+    NetworkPolicy on the frontend must also have: its workers' response streams), ``fit`` (per worker role),
+    ``pool_sku`` and ``worker_nodes`` (the VM size and number of nodes the workers take, one each: what it costs).
     """
 
     endpoint: str
@@ -42,10 +47,12 @@ class DynamoInference(pulumi.ComponentResource):
     namespace: str
     served_model_name: str
     pod_labels: dict[str, str]
+    peer_ingress: list[dict]
     fit: dict[str, models.FitResult]
     pool_sku: catalog.GpuSku
     worker_nodes: int
     platform: k8s.helm.v4.Chart
+    model_cache: k8s.core.v1.PersistentVolumeClaim
     graph: k8s.apiextensions.CustomResource
 
     def __init__(
@@ -77,6 +84,7 @@ class DynamoInference(pulumi.ComponentResource):
         self.service_name = manifests.frontend_service(args)
         self.served_model_name = manifests.served_model_name(args)
         self.pod_labels = manifests.pod_labels(args, "frontend")
+        self.peer_ingress = runtime.frontend_peer_ingress(args.name)
         self.endpoint = f"http://{self.service_name}.{self.namespace}.svc.cluster.local:{manifests.FRONTEND_PORT}/v1"
         self.pool_sku, self.worker_nodes = pool.sku, args.prefill.replicas + args.decode.replicas
         self.fit = {role: manifests.worker_fit(args, role, pool.sku.name) for role in ("prefill", "decode")}
@@ -92,6 +100,10 @@ class DynamoInference(pulumi.ComponentResource):
             string_data={"HF_TOKEN": pulumi.Output.secret(secrets.hf_token)},
             opts=children.opts(network),
         )
+        claim = manifests.model_cache_claim(args, self.namespace)
+        self.model_cache = k8s.core.v1.PersistentVolumeClaim(
+            f"{name}-model-cache", metadata=claim["metadata"], spec=claim["spec"], opts=children.opts(network)
+        )
         contract = network.pod_spec(pool.pool_name, gpu_claim_template=manifests.gpu_claim_template(placement))
         graph = manifests.graph_deployment(args, self.namespace, contract)
         self.graph = k8s.apiextensions.CustomResource(
@@ -100,7 +112,7 @@ class DynamoInference(pulumi.ComponentResource):
             kind=graph["kind"],
             metadata=graph["metadata"],
             spec=graph["spec"],
-            opts=children.opts(self.platform, secret, network, *filter(None, [placement.gpu_claims])),
+            opts=children.opts(self.platform, secret, self.model_cache, network, *filter(None, [placement.gpu_claims])),
         )
         self.register_outputs(
             {

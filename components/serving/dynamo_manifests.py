@@ -28,6 +28,8 @@ Sources, by how exact they are:
   the graph is validated against ``shared/upstream/crds/nvidia.com_dynamographdeployments.yaml``, the same
   2026-08-21 snapshot.
 
+The runtime's own network (ports, the variables that fix them, which pod calls which): ``dynamo_runtime``.
+
 Not verified on a cluster: the operator's handling of the DRA NIC claims in a real pod, and the runtime
 image's user (the frontend is therefore not claimed non-root).
 """
@@ -35,6 +37,7 @@ image's user (the frontend is therefore not claimed non-root).
 from __future__ import annotations
 
 import json
+import math
 from typing import TYPE_CHECKING, Any
 
 from ..core import models, pins
@@ -43,6 +46,7 @@ from ..core.errors import FieldProblem
 from ..core.labels import NVIDIA_GPU
 from ..core.security import restricted_container
 from ..gpu.pod_contract import full_node_gpu_problems, full_node_gpu_template
+from . import dynamo_runtime as runtime
 from .dynamo_args import DynamoInferenceArgs, DynamoPlacement, DynamoSecrets, DynamoWorkerArgs
 
 if TYPE_CHECKING:
@@ -76,10 +80,13 @@ EVENT_PLANE = {"DYN_EVENT_PLANE": "zmq"}
 chart's comments still say NATS is the default."""
 FRONTEND_ENV = {"DYN_ROUTER_MODE": "kv", **EVENT_PLANE}
 WORKER_ENV = dict(EVENT_PLANE)
-HF_CACHE = "/hf-cache"
-"""Where a worker downloads the weights (an emptyDir on the node's disk)."""
-ROLE_LABEL = "aks-gpu-inference/dynamo-role"
-"""Our label on every pod of the graph (``podTemplate.metadata.labels``): frontend, prefill, decode."""
+MODEL_CACHE = "/model-cache"
+"""Where the workers' weights cache is mounted and ``HF_HOME`` points (as in Dynamo's AKS recipes,
+recipes/qwen3-32b/vllm/cloud-providers/deploy-aks-ib.yaml: ``HF_HOME=/model-cache``)."""
+CACHE_HEADROOM = 1.25
+"""The cache holds the checkpoint plus tokenizer, config and the partial files of a download in progress."""
+GIB = 2**30
+ROLE_LABEL = runtime.ROLE_LABEL
 
 
 def chart_url(chart: str, version: str) -> str:
@@ -163,7 +170,7 @@ def _frontend(args: DynamoInferenceArgs) -> dict[str, Any]:
         "image": args.runtime_image,
         "command": ["python3"],
         "args": ["-m", "dynamo.frontend"],
-        "env": _env(FRONTEND_ENV),
+        "env": _env(FRONTEND_ENV) + runtime.frontend_env(),
         "resources": {"requests": {"cpu": "1", "memory": "2Gi"}, "limits": {"cpu": "2", "memory": "4Gi"}},
         # The runtime image's user is not verified here, so runAsNonRoot is not claimed; nothing else is granted.
         "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
@@ -193,12 +200,13 @@ def _worker(args: DynamoInferenceArgs, role: str, contract: RdmaPodSpec, hf_secr
         "workingDir": "/workspace/examples/backends/vllm",
         "command": ["python3", "-m", "dynamo.vllm"],
         "args": worker_args(args, role),
-        "env": _env({**WORKER_ENV, "HF_HOME": HF_CACHE}),
+        "env": _env({**WORKER_ENV, "HF_HOME": MODEL_CACHE}) + runtime.worker_env(),
         "envFrom": [{"secretRef": {"name": hf_secret}}],
         "resources": resources,
-        "volumeMounts": [{"name": "hf-cache", "mountPath": HF_CACHE}],
+        "volumeMounts": [{"name": "model-cache", "mountPath": MODEL_CACHE}],
     }
-    spec = contract.apply({"containers": [main], "volumes": [{"name": "hf-cache", "emptyDir": {}}]})
+    volume = {"name": "model-cache", "persistentVolumeClaim": {"claimName": model_cache_name(args)}}
+    spec = contract.apply({"containers": [main], "volumes": [volume]})
     return {
         "name": COMPONENTS[role],
         "type": role,
@@ -229,6 +237,33 @@ def graph_deployment(args: DynamoInferenceArgs, namespace: str, contract: RdmaPo
 
 def hf_secret_name(args: DynamoInferenceArgs) -> str:
     return f"{args.name}-hf-token"
+
+
+def model_cache_name(args: DynamoInferenceArgs) -> str:
+    return f"{args.name}-model-cache"
+
+
+def checkpoint_gib(args: DynamoInferenceArgs) -> float:
+    """The model's weights as published, in GiB (the catalog's weight bytes: 131.5 GiB for a 70B model in bf16)."""
+    return models.resolve(args.model).weight_bytes("auto") / GIB
+
+
+def model_cache_gib(args: DynamoInferenceArgs) -> int:
+    """The cache claim's size: the explicit one, else the checkpoint plus headroom, at least 100 GiB."""
+    return args.model_cache.size_gib or max(100, math.ceil(checkpoint_gib(args) * CACHE_HEADROOM))
+
+
+def model_cache_claim(args: DynamoInferenceArgs, namespace: str) -> dict[str, Any]:
+    """The PersistentVolumeClaim the workers keep the weights in (metadata and spec)."""
+    cache = args.model_cache
+    return {
+        "metadata": {"name": model_cache_name(args), "namespace": namespace, "labels": {INSTANCE_LABEL: args.name}},
+        "spec": {
+            "accessModes": [cache.access_mode],
+            "storageClassName": cache.storage_class,
+            "resources": {"requests": {"storage": f"{model_cache_gib(args)}Gi"}},
+        },
+    }
 
 
 def frontend_service(args: DynamoInferenceArgs) -> str:
@@ -278,6 +313,7 @@ def dynamo_inference_problems(
         models.resolve(args.model)
     except ValueError as err:
         return [*problems, FieldProblem("model", args.model, str(err).replace("\n", " "))]
+    problems += _model_cache_problems(args, nodes)
     for role in ("prefill", "decode"):
         tp = getattr(args, role).tensor_parallel_size
         if tp > pool.sku.gpus:
@@ -290,4 +326,15 @@ def dynamo_inference_problems(
             advice = "; ".join(s.text for s in fit.suggestions) or "choose a larger GPU size"
             problem = f"a {role} worker cannot load on {pool.sku.name}: {fit.problem}. Smallest changes that fit: {advice}"
             problems.append(FieldProblem(f"{role}.tensor_parallel_size", tp, problem))
+    return problems
+
+
+def _model_cache_problems(args: DynamoInferenceArgs, nodes: int) -> list[FieldProblem]:
+    cache, problems = args.model_cache, []
+    if cache.access_mode == "ReadWriteOnce" and nodes > 1:
+        why = f"a ReadWriteOnce claim attaches to one node; the {nodes} workers take one node each: use ReadWriteMany"
+        problems.append(FieldProblem("model_cache.access_mode", "ReadWriteOnce", why))
+    if cache.size_gib and cache.size_gib < checkpoint_gib(args):
+        why = f"smaller than the checkpoint of {args.model} ({checkpoint_gib(args):.1f} GiB)"
+        problems.append(FieldProblem("model_cache.size_gib", cache.size_gib, why))
     return problems

@@ -2,17 +2,19 @@
 
 The component installs the KubeRay operator (pinned ``kuberay-operator`` chart, namespaced RBAC, watching
 only the RDMA namespace) and creates one ``RayJob`` whose workers carry the RDMA pod contract plus
-``NCCL_NET_GDR_LEVEL=5`` (seed 002 gotcha 2), whose head stays on the on-demand CPU pool, and whose
+``NCCL_NET=IB`` (fail, never fall back to TCP: seed 002 gotcha 2), whose head stays on the on-demand CPU pool, out of
+reach of voluntary evictions (a PodDisruptionBudget and the autoscaler's safe-to-evict annotation), and whose
 checkpoints go to the model store through workload identity. Given the QualificationGates, the job is
 created only after every gate Job has passed. For Spot, the run checkpoints on an interval, retries as a
-whole (``backoffLimit``), and its workers tolerate the Spot taint. One per cluster: the chart owns the
+whole (``backoffLimit``), and its workers tolerate the Spot taint. Each attempt must reach Running within
+``pre_running_deadline_minutes`` and end within ``active_deadline_hours``. One per cluster: the chart owns the
 cluster-scoped ray.io CRDs, so a second operator release would fight over them.
 
-Environment of the head and workers (``ray_manifests.training_env``): ``TRAINING_RUN_NAME`` (the stable
-run name to give ``RunConfig(name=)``), ``CHECKPOINT_STORAGE_PATH`` (``<container>/<prefix>``, the
-``storage_path`` for an adlfs filesystem), ``AZURE_STORAGE_ACCOUNT_NAME``, ``CHECKPOINT_URI``
+Environment of the head and workers (``ray_manifests.training_env``): ``TRAINING_RUN_NAME``,
+``CHECKPOINT_STORAGE_PATH`` (``<container>/<prefix>``), ``AZURE_STORAGE_ACCOUNT_NAME``, ``CHECKPOINT_URI``
 (``az://<container>/<prefix>``) and ``CHECKPOINT_INTERVAL_SECONDS``; the webhook adds the workload
-identity's ``AZURE_CLIENT_ID``, ``AZURE_TENANT_ID`` and ``AZURE_FEDERATED_TOKEN_FILE``.
+identity's ``AZURE_CLIENT_ID``, ``AZURE_TENANT_ID`` and ``AZURE_FEDERATED_TOKEN_FILE``. The program gives Ray Train
+its storage with ``RunConfig(**checkpoint_storage.run_config_kwargs())``, which builds the adlfs filesystem from them.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ class DistributedTraining(pulumi.ComponentResource):
     checkpoint_uri: str
     cost: TrainingCost
     operator: k8s.helm.v4.Chart
+    head_budget: k8s.policy.v1.PodDisruptionBudget
     ray_job: k8s.apiextensions.CustomResource
 
     def __init__(
@@ -107,6 +110,10 @@ class DistributedTraining(pulumi.ComponentResource):
             pod_labels=dict(identity.pod_labels),
             env=manifests.training_env(args, store.account_name, store.container_name, self.checkpoint_uri),
         )
+        budget = manifests.head_disruption_budget(plan)
+        self.head_budget = k8s.policy.v1.PodDisruptionBudget(
+            f"{name}-head-pdb", metadata=budget["metadata"], spec=budget["spec"], opts=children.opts(*network_ready)
+        )
         job = manifests.ray_job(plan, ray_version(args) or "")
         self.ray_job = k8s.apiextensions.CustomResource(
             f"{name}-rayjob",
@@ -117,6 +124,7 @@ class DistributedTraining(pulumi.ComponentResource):
             opts=children.opts(
                 self.operator,
                 account,
+                self.head_budget,
                 grant,
                 gates,
                 *network_ready,

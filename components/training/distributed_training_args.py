@@ -72,15 +72,17 @@ class DistributedTrainingArgs(StrictModel):
 
     entrypoint: str = Field(min_length=1)
     """The command the job runs on the head, e.g. ``python -m train --config /app/llama.yaml``. Required.
-    The program should build its ``RunConfig(name=$TRAINING_RUN_NAME, storage_path=$CHECKPOINT_STORAGE_PATH)``
-    with an adlfs filesystem for ``$AZURE_STORAGE_ACCOUNT_NAME`` (workload identity, no key), report a
-    checkpoint every ``$CHECKPOINT_INTERVAL_SECONDS`` and set ``FailureConfig(max_failures=...)`` so Ray Train
-    replaces evicted workers; the environment section of the component's docstring lists every variable."""
+    The program should build ``RunConfig(**checkpoint_storage.run_config_kwargs(), ...)`` (the run's name, its
+    ``storage_path`` and the adlfs ``storage_filesystem`` reaching the model store with the workload identity: the
+    storage path alone is no URI Ray can resolve), report a checkpoint every ``$CHECKPOINT_INTERVAL_SECONDS`` and set
+    ``FailureConfig(max_failures=...)`` so Ray Train replaces evicted workers; the environment section of the
+    component's docstring lists every variable."""
 
     image: str
     """Training image for the head and the workers, pinned to a version tag or digest. Required: base Ray
     images carry no ML libraries, so this is normally your image built FROM ``rayproject/ray:<version>-py311-cu128``
-    with torch, adlfs and azure-identity."""
+    with torch, adlfs, azure-identity and this package (``pip install --no-deps``, for ``checkpoint_storage``). The
+    qualification gates 4 and 6 run their NCCL test in it, so it must also carry ``torchrun``."""
 
     ray_version: str | None = Field(None, pattern=r"^\d+\.\d+\.\d+$")
     """Ray version inside ``image`` (``rayClusterSpec.rayVersion``). Default None: read from the tag of a
@@ -127,14 +129,26 @@ class DistributedTrainingArgs(StrictModel):
 
     backoff_limit: int = Field(3, ge=0, le=100)
     """Whole-job retries (RayJob ``backoffLimit``); each retry is a new Ray cluster that resumes from the
-    latest checkpoint. Default 3. Worker loss inside a run is Ray Train's ``FailureConfig``, not this."""
+    latest checkpoint. Default 3. Worker loss inside a run is Ray Train's ``FailureConfig``, not this. KubeRay retries
+    neither an attempt that ran out of ``active_deadline_hours`` nor one whose head stayed unreachable for 300 s
+    (rayjob_controller.go ``checkBackoffLimitAndUpdateStatusIfNeeded``)."""
 
     hours: float = Field(gt=0, le=24 * 90)
     """Expected run time in hours, for the cost estimate and the default deadline. Required."""
 
     active_deadline_hours: float | None = Field(None, gt=0, le=24 * 180)
-    """Hard stop for the whole job, retries included (``activeDeadlineSeconds``). Default None: 1.5 x
-    ``hours``, room for retries after evictions without leaving a stuck job burning GPU hours."""
+    """Hard stop for each attempt (``activeDeadlineSeconds``), not for the whole job: KubeRay 1.7.0 counts it from the
+    attempt's start and starts the clock again on every retry (rayjob_controller.go ``initRayJobStatusIfNeed``). An
+    attempt that hits it fails the job for good (no retry), so the job ends within ``backoff_limit + 1`` attempts of at
+    most this long each (``max_job_hours``), which the plan prints with its cost. Default None: 1.5 x ``hours``, room to
+    resume after evictions without leaving a stuck attempt burning GPU hours."""
+
+    pre_running_deadline_minutes: int = Field(60, ge=1, le=24 * 60)
+    """How long each attempt may take to reach Running, i.e. its Ray cluster ready and the job submitted
+    (``preRunningDeadlineSeconds``): a cluster that cannot get its nodes (no Spot capacity, a pull that never ends)
+    fails the attempt with ``PreRunningDeadlineExceeded``, which KubeRay retries, using one of ``backoff_limit``.
+    Default 60 minutes: the pool scales from zero (node creation and the GPU, RDMA and image set-up take tens of
+    minutes on ND sizes), with room to spare; shorter than ``active_deadline_hours``."""
 
     spot: bool = False
     """The workers run on a Spot pool: they tolerate ``kubernetes.azure.com/scalesetpriority=spot:NoSchedule``.
@@ -145,6 +159,12 @@ class DistributedTrainingArgs(StrictModel):
     def deadline_seconds(self) -> int:
         """``activeDeadlineSeconds``: the explicit deadline, else 1.5 x ``hours``."""
         return math.ceil((self.active_deadline_hours or 1.5 * self.hours) * 3600)
+
+    @property
+    def max_job_hours(self) -> float:
+        """The longest the job can run: ``backoff_limit + 1`` attempts of ``deadline_seconds`` each (an attempt that
+        fails early for a retryable reason just before its deadline is the worst case), plus nothing for teardown."""
+        return (self.backoff_limit + 1) * self.deadline_seconds / 3600
 
     @property
     def checkpoint_path(self) -> str:

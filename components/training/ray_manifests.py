@@ -7,7 +7,12 @@ container is ``containers[0]`` (utils/constant.go ``RayContainerIndex``); ``num-
 from the container's CPU and GPU limits (falling back to the CPU request) unless ``rayStartParams`` set
 them (common/pod.go ``generateRayStartCommand``); a ``/dev/shm`` already mounted is kept, otherwise one the
 size of the memory limit is added (common/pod.go ``addEmptyDir``); a submitter container without a
-command gets ``ray job submit`` (rayjob_controller.go ``configureSubmitterContainer``).
+command gets ``ray job submit`` (rayjob_controller.go ``configureSubmitterContainer``); ``activeDeadlineSeconds`` and
+``preRunningDeadlineSeconds`` count from the attempt's ``status.startTime``, which every retry sets anew
+(rayjob_controller.go ``initRayJobStatusIfNeed``, ``checkActiveDeadlineAndUpdateStatusIfNeeded``,
+``checkPreRunningDeadlineAndUpdateStatusIfNeeded``); the operator creates no PodDisruptionBudget (none under
+ray-operator/); a RayJob whose dashboard cannot be reached for ``RAYJOB_STATUS_CHECK_TIMEOUT_SECONDS`` (300 by default,
+utils/constant.go) fails with ``JobStatusCheckTimeoutExceeded`` and is not retried.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from ..core import pins
 from ..core.images import parse
 from ..core.labels import SPOT_LABEL, SPOT_TAINT
 from ..core.security import restricted_container, restricted_pod
+from ..gpu.pod_contract import NCCL_IB_ONLY
+from .checkpoint_storage import CHECKPOINT_ENV
 
 if TYPE_CHECKING:
     from ..core.catalog import GpuSku
@@ -37,6 +44,18 @@ OPERATOR_UID = 65532
 """The operator image's user: ``USER 65532:65532`` on distroless ``nonroot`` (ray-operator/Dockerfile)."""
 RAY_UID = 1000
 """The ``ray`` user of the rayproject images."""
+RAY_GID = 100
+"""The ``ray`` user's group, ``users``, which owns ``/home/ray`` where the images install Ray and Python
+(ray-project/ray docker/base-deps/Dockerfile: ``ARG RAY_GID=100``, ``useradd ... -d /home/ray ray --uid $RAY_UID --gid
+$RAY_GID``, ``ENV PATH "/home/ray/anaconda3/bin:$PATH..."``, no chmod of /home/ray). ``useradd -m`` makes the home
+``HOME_MODE`` 0750 on Ubuntu 21.04 and later, the images' base: root with every capability dropped is then "other" to
+it and cannot reach ``ray`` or ``python``. A process that also holds this group can. Read at a later commit of the
+Dockerfile than 2.52.0's (which could not be had here) and not checked on the image itself; if the 2.52.0 home is 0755
+the group changes nothing."""
+HEAD_PROTECTION = {"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"}
+"""On the head pod: the cluster autoscaler does not scale down the node it runs on (kubernetes/autoscaler
+cluster-autoscaler/simulator/drainability/rules/notsafetoevict). Node upgrades and drains go through the eviction API
+instead, which the head's PodDisruptionBudget answers."""
 
 TRAINING_LABEL = "aks-gpu-inference/training"
 """Label with the job's name on the RayJob and its pods."""
@@ -45,16 +64,9 @@ ROLE_LABEL = "aks-gpu-inference/ray-role"
 WORKER_CONTAINER = "ray-worker"
 WORKER_GROUP = "gpu"
 
-CHECKPOINT_ENV = (
-    "TRAINING_RUN_NAME",
-    "CHECKPOINT_URI",
-    "CHECKPOINT_STORAGE_PATH",
-    "CHECKPOINT_INTERVAL_SECONDS",
-    "AZURE_STORAGE_ACCOUNT_NAME",
-)
-"""The variables the component gives the training program (see ``training_env``)."""
 HOME = "/tmp/home"
-"""The workers' HOME: an emptyDir, since root without CAP_DAC_OVERRIDE cannot write the image's /home/ray."""
+"""The workers' HOME: an emptyDir, since root without CAP_DAC_OVERRIDE cannot write the image's /home/ray (its group
+may only read and enter it)."""
 FINISHED_TTL_SECONDS = 300
 """How long the finished job's Ray cluster stays for its logs before KubeRay deletes it and frees the GPUs."""
 SUBMITTER_RESOURCES = {"requests": {"cpu": "500m", "memory": "200Mi"}, "limits": {"cpu": "1", "memory": "1Gi"}}
@@ -119,9 +131,9 @@ class TrainingPlan:
 
 
 def training_env(args: DistributedTrainingArgs, account: str, container: str, uri: str) -> dict[str, str]:
-    """The environment of the head and workers: the stable run name, the checkpoint location in three
-    forms (``az://`` URI; ``<container>/<prefix>``, what ``RunConfig(storage_path=)`` takes with an adlfs
-    filesystem; the storage account for that filesystem) and the checkpoint interval."""
+    """The environment of the head and workers (``checkpoint_storage.CHECKPOINT_ENV``): the stable run name, the
+    checkpoint location in three forms (``az://`` URI; ``<container>/<prefix>``, the ``storage_path`` that goes with
+    the adlfs filesystem ``checkpoint_storage.run_config_kwargs`` builds; the storage account) and the interval."""
     values = (args.name, uri, f"{container}/{args.checkpoint_path}", str(args.checkpoint_interval_minutes * 60), account)
     return dict(zip(CHECKPOINT_ENV, values, strict=True))
 
@@ -153,7 +165,20 @@ def head_template(plan: TrainingPlan) -> dict[str, Any]:
         "securityContext": restricted_pod(RAY_UID),
         "containers": [container],
     }
-    return {"metadata": {"labels": {**_labels(plan, "head"), **plan.pod_labels}}, "spec": spec}
+    metadata = {"labels": {**_labels(plan, "head"), **plan.pod_labels}, "annotations": dict(HEAD_PROTECTION)}
+    return {"metadata": metadata, "spec": spec}
+
+
+def head_disruption_budget(plan: TrainingPlan) -> dict[str, Any]:
+    """A PodDisruptionBudget that lets no voluntary eviction (a node drain, an upgrade) take the head: KubeRay makes
+    none, and a head unreachable for 300 s ends the RayJob for good. Once the job ends, the head is gone and the budget
+    selects nothing. An AKS upgrade that must drain the head's node waits ``drainTimeoutInMinutes`` for it, then fails."""
+    return {
+        "metadata": {"name": f"{plan.args.name}-head", "namespace": plan.namespace, "labels": {TRAINING_LABEL: plan.args.name}},
+        # An integer minAvailable: the only form the disruption controller computes for pods of a controller without
+        # a scale subresource, such as KubeRay's RayCluster (Kubernetes "Specifying a Disruption Budget").
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": _labels(plan, "head")}},
+    }
 
 
 def _worker_resources(plan: TrainingPlan) -> dict[str, Any]:
@@ -167,13 +192,13 @@ def _worker_resources(plan: TrainingPlan) -> dict[str, Any]:
 
 
 def worker_template(plan: TrainingPlan) -> dict[str, Any]:
-    """A worker: one per node with all its GPUs and NICs, through the network's RDMA contract plus
-    ``NCCL_NET_GDR_LEVEL=5``, a sized ``/dev/shm``, and the Spot toleration for a Spot run."""
+    """A worker: one per node with all its GPUs and NICs, through the network's RDMA contract plus ``NCCL_NET=IB``
+    (fail rather than fall back to sockets), a sized ``/dev/shm``, and the Spot toleration for a Spot run."""
     args = plan.args
     container = {
         "name": WORKER_CONTAINER,
         "image": args.image,
-        "env": _env({**plan.env, "HOME": HOME}),
+        "env": _env({**plan.env, **NCCL_IB_ONLY, "HOME": HOME}),
         "resources": _worker_resources(plan),
         # Root, with every capability dropped but the contract's IPC_LOCK: Kubernetes grants added
         # capabilities to non-root processes only through ambient capabilities, which it does not set
@@ -184,7 +209,8 @@ def worker_template(plan: TrainingPlan) -> dict[str, Any]:
     term = {"labelSelector": {"matchLabels": _labels(plan, "worker")}, "topologyKey": "kubernetes.io/hostname"}
     spec: dict[str, Any] = {
         "serviceAccountName": plan.service_account,
-        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
+        # Root reaches the image's Ray and Python under /home/ray through the group that owns it (RAY_GID).
+        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}, "supplementalGroups": [RAY_GID]},
         "containers": [container],
         "volumes": [
             {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": f"{args.shm_size_gib}Gi"}},
@@ -244,6 +270,7 @@ def ray_job(plan: TrainingPlan, ray_version: str) -> dict[str, Any]:
         "submissionMode": "K8sJobMode",
         "backoffLimit": args.backoff_limit,
         "activeDeadlineSeconds": args.deadline_seconds,
+        "preRunningDeadlineSeconds": args.pre_running_deadline_minutes * 60,
         "shutdownAfterJobFinishes": True,
         "ttlSecondsAfterFinished": FINISHED_TTL_SECONDS,
         "rayClusterSpec": {

@@ -45,15 +45,31 @@ class TrainingCost:
     nodes: int
     hours: float
     rows: tuple[CostRow, ...]
+    max_hours: float
+    """The longest the job can hold the nodes: every attempt (``backoff_limit + 1``) running to its per-attempt
+    deadline (``DistributedTrainingArgs.max_job_hours``)."""
 
     @property
     def on_demand_usd(self) -> float | None:
         """The catalog on-demand total, or None when the catalog has no price."""
         return self.rows[0].total_usd
 
+    @property
+    def max_on_demand_usd(self) -> float | None:
+        """The catalog on-demand price of ``max_hours``, or None when the catalog has no price."""
+        price = self.rows[0].usd_per_node_hour
+        return None if price is None else round(self.nodes * price * self.max_hours, 2)
+
     def as_dict(self) -> dict[str, Any]:
         """Plain data for stack outputs and the plan."""
-        return {"vm_size": self.vm_size, "nodes": self.nodes, "hours": self.hours, "rows": [asdict(r) for r in self.rows]}
+        return {
+            "vm_size": self.vm_size,
+            "nodes": self.nodes,
+            "hours": self.hours,
+            "rows": [asdict(r) for r in self.rows],
+            "max_hours": self.max_hours,
+            "max_on_demand_usd": self.max_on_demand_usd,
+        }
 
 
 def _row(label: str, price: float | None, nodes: int, hours: float, source: str) -> CostRow:
@@ -94,4 +110,4 @@ def training_cost(args: DistributedTrainingArgs, pool_sku: GpuSku, spot_max_pric
     if pool_sku.name in SEED_PRICES:
         label, price, words = SEED_PRICES[pool_sku.name]
         rows.append(_row(label, price, nodes, hours, words))
-    return TrainingCost(pool_sku.name, nodes, hours, tuple(rows))
+    return TrainingCost(pool_sku.name, nodes, hours, tuple(rows), round(args.max_job_hours, 2))

@@ -12,15 +12,16 @@ from ..core.catalog import GpuSku
 from ..core.errors import FieldProblem
 from ..core.images import pin_problem
 from ..core.labels import AGENTPOOL_LABEL, NVIDIA_GPU, SPOT_LABEL, is_mig_resource
-from ..gpu.pod_contract import RDMA_ENV, full_node_gpu_problems
+from ..gpu.pod_contract import NCCL_IB_ONLY, RDMA_ENV, full_node_gpu_problems
 from ..gpu.pools import GpuPool
+from .checkpoint_storage import CHECKPOINT_ENV
 from .distributed_training_args import DistributedTrainingArgs
-from .ray_manifests import CHECKPOINT_ENV, image_ray_version, is_spot_pool, worker_cpu, worker_memory_gib
+from .ray_manifests import image_ray_version, is_spot_pool, worker_cpu, worker_memory_gib
 
 MIN_RAY_VERSION = (2, 38, 0)
 """KubeRay's compatibility note: "Don't use Ray versions between 2.11.0 and 2.37.0"; KubeRay 1.3 and later
 support Ray 2.38.0 and later (docs.ray.io, cluster/kubernetes/user-guides/upgrade-guide, "KubeRay / Ray compatibility")."""
-RESERVED_ENV = frozenset({*RDMA_ENV, *CHECKPOINT_ENV})
+RESERVED_ENV = frozenset({*RDMA_ENV, *NCCL_IB_ONLY, *CHECKPOINT_ENV})
 """Variables ``runtime_env.env_vars`` must not override: the RDMA contract's, NCCL's and the checkpoint ones."""
 
 
@@ -157,6 +158,9 @@ def _schedule_problems(args: DistributedTrainingArgs) -> list[FieldProblem]:
     if args.active_deadline_hours is not None and args.active_deadline_hours < args.hours:
         why = f"the job would be stopped before its expected {args.hours:g} hours"
         problems.append(FieldProblem("active_deadline_hours", args.active_deadline_hours, why))
+    if args.pre_running_deadline_minutes * 60 >= args.deadline_seconds:
+        why = f"not shorter than the attempt's whole deadline ({args.deadline_seconds // 60} minutes): it would never apply"
+        problems.append(FieldProblem("pre_running_deadline_minutes", args.pre_running_deadline_minutes, why))
     if args.checkpoint_interval_minutes > args.hours * 60:
         why = f"longer than the whole run ({args.hours:g} hours): no checkpoint would be written before it ends"
         problems.append(FieldProblem("checkpoint_interval_minutes", args.checkpoint_interval_minutes, why))

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 import yaml
 
-from aks_gpu_inference.planner.deploy import picker
+from aks_gpu_inference.planner.deploy import network_policy, picker
 from aks_gpu_inference.planner.deploy.finding import Finding
 from aks_gpu_inference.planner.deploy.model import DeployModel, KubeObject
 
@@ -271,48 +271,9 @@ def _network(w: _Walk, ns: str, pods: list[_Pod], port: int | None, where: str, 
     prefill = [p for p in pods if p.labels.get(ROLE_LABEL) == "prefill"]
     for decode in (p for p in pods if p.sidecar_target() is not None):
         callers.append((f"the routing sidecar of {decode.obj.label}", ns, decode.labels, prefill))
+    policies = network_policy.Policies(w.objects)
     for caller, from_ns, from_labels, targets in callers:
         for target in targets:
-            if not _admitted(w, ns, target.labels, port, from_ns, from_labels):
-                w.block(
-                    where,
-                    f"a NetworkPolicy on {target.obj.label} keeps out {caller} (port {port})",
-                    "admit it in the pods' NetworkPolicy",
-                )
-
-
-def _admitted(w: _Walk, ns: str, labels: Mapping, port: int | None, from_ns: str, from_labels: Mapping) -> bool:
-    namespace = w.index.get(("Namespace", "", from_ns)) or {}
-    ns_labels = {**(_meta(namespace).get("labels") or {}), "kubernetes.io/metadata.name": from_ns}
-    policies = [
-        p.get("spec") or {}
-        for p in w.of_kind("NetworkPolicy", ns)
-        if _selects((p.get("spec") or {}).get("podSelector") or {}, labels)
-        and "Ingress" in ((p.get("spec") or {}).get("policyTypes") or ["Ingress"])
-    ]
-    if not policies:
-        return True
-    return any(
-        _rule_admits(rule, ns, port, from_ns, ns_labels, from_labels) for spec in policies for rule in spec.get("ingress") or []
-    )
-
-
-def _selects(selector: Mapping, labels: Mapping) -> bool:
-    """A label selector of matchLabels (expressions are taken as matching: never a false blocker)."""
-    return all(labels.get(k) == v for k, v in (selector.get("matchLabels") or {}).items())
-
-
-def _rule_admits(rule: Mapping, ns: str, port: int | None, from_ns: str, ns_labels: Mapping, labels: Mapping) -> bool:
-    ports = rule.get("ports")
-    if ports and not any(p.get("port") in (None, port) or isinstance(p.get("port"), str) for p in ports):
-        return False
-    peers = rule.get("from")
-    if not peers:
-        return True
-    for peer in peers:
-        if "ipBlock" in peer:
-            continue
-        in_ns = _selects(peer["namespaceSelector"], ns_labels) if "namespaceSelector" in peer else from_ns == ns
-        if in_ns and ("podSelector" not in peer or _selects(peer["podSelector"], labels)):
-            return True
-    return False
+            why = policies.blocked(network_policy.Pod(from_ns, from_labels), network_policy.Pod(ns, target.labels), port)
+            if why:
+                w.block(where, f"a NetworkPolicy on {target.obj.label} keeps out {caller} (port {port})", f"admit it ({why})")

@@ -3,10 +3,11 @@
 Walks the rendered objects the way a call travels: the listener's HTTP filters (``filter_chain``),
 authentication, the budget, the semantic router's decision (from the config the router reads,
 ``router.configs``), the AIGatewayRoute rule, the AIServiceBackend, its Backend and credential Secret,
-and the in-cluster Service (or the KAITO Workspace whose controller creates it); or the InferencePool, its
-endpoint picker and the decode and prefill pods behind it (``inference_pool``). A step with nothing
-behind it is a blocker; so are a router placed before authentication, rate limiting or after the
-AI Gateway, and a PodMonitor port that no pod has.
+and the in-cluster Service (or the KAITO Workspace or Dynamo graph whose controller creates it); or the
+InferencePool, its endpoint picker and the decode and prefill pods behind it (``inference_pool``). A step with
+nothing behind it is a blocker; so are a router placed before authentication, rate limiting or after the
+AI Gateway, a PodMonitor port that no pod has, and a NetworkPolicy that cuts a hop of a Dynamo graph, from the
+gateway into its frontend or between its frontend and workers (``dynamo_graph``).
 
 Pods that controllers create at run time are described from their sources: each Envoy proxy pod
 (labelled ``gateway.envoyproxy.io/owning-gateway-name``) has the ``metrics`` port
@@ -23,7 +24,7 @@ from pathlib import Path
 from aks_gpu_inference.components.core import pins
 from aks_gpu_inference.components.core.endpoints import dynamo_component_service
 from aks_gpu_inference.components.gateway import router_config
-from aks_gpu_inference.planner.deploy import filter_chain, inference_pool, router
+from aks_gpu_inference.planner.deploy import dynamo_graph, filter_chain, inference_pool, network_policy, router
 from aks_gpu_inference.planner.deploy.finding import Finding
 from aks_gpu_inference.planner.deploy.model import DeployModel
 
@@ -172,6 +173,7 @@ class _Walk:
             steps.append(f"AIServiceBackend {name} -> {host}:{endpoints[0].get('port') if endpoints else '?'}")
             steps.extend(self.credential(route_ns, name, where))
             self.in_cluster(host, where)
+            steps.extend(self.dynamo(gateway, host))
         return "; ".join(steps) or "nothing"
 
     def credential(self, ns: str, backend: str, where: str) -> list[str]:
@@ -191,6 +193,19 @@ class _Walk:
             if not self.has("Service", namespace, service) and not made_by_operator:
                 why = f"no Service {namespace}/{service} (nor a KAITO Workspace or Dynamo frontend that creates it)"
                 self.block(where, why, "deploy the model")
+
+    def dynamo(self, gateway: tuple[str, str], host: str) -> list[str]:
+        """The hops behind a Dynamo frontend Service ``host`` routed to from ``gateway``, as one step; none otherwise."""
+        parts = host.split(".")
+        if len(parts) != 5 or (parts[1], parts[0]) not in self.dynamo_services():
+            return []
+        labels = {
+            **inference_pool.PROXY_LABELS,
+            "gateway.envoyproxy.io/owning-gateway-name": gateway[1],
+            "gateway.envoyproxy.io/owning-gateway-namespace": gateway[0],
+        }
+        steps = dynamo_graph.path(self, network_policy.Pod(PROXY_NAMESPACE, labels), (parts[1], parts[0]))
+        return [" -> ".join(steps)] if steps else []
 
     def dynamo_services(self) -> set[tuple[str, str]]:
         """The Services the Dynamo operator makes for the frontends of the v1beta1 DynamoGraphDeployments."""
@@ -265,6 +280,7 @@ def walk(model: DeployModel, upstream: Path | None) -> tuple[list[GatewayPaths],
         result.rows.append(("any other model", "404 from AI Gateway (route-not-found)"))
         paths.append(result)
     w.pod_monitors(with_ai)
+    dynamo_graph.check(w)
     for warning in filter_chain.patched_filters(w.objects):
         w.findings.append(
             Finding(

@@ -43,7 +43,7 @@ from aks_gpu_inference.planner.azure import preflight
 from aks_gpu_inference.planner.azure import quota as demand
 from aks_gpu_inference.planner.deploy import CHECKS, NOT_CHECKED
 from aks_gpu_inference.planner.engine.values import plain
-from aks_gpu_inference.planner.report import sections, topology
+from aks_gpu_inference.planner.report import sections, topology, training
 
 if TYPE_CHECKING:
     from aks_gpu_inference.planner.plan import Plan
@@ -440,15 +440,7 @@ def markdown(summary: dict[str, Any]) -> str:
         ]
     if s["training_cost"]:
         t = s["training_cost"]
-        out += [
-            f"## Training run cost: {t['nodes']} x {t['vm_size']} for {t['hours']:g} hours (GPU nodes only)",
-            "",
-            _table(
-                ["price", "$/node-hour", "total", "source"],
-                [[r["label"], _usd(r.get("usd_per_node_hour")), _usd(r.get("total_usd")), r["source"]] for r in t["rows"]],
-            ),
-            "",
-        ]
+        out += [f"## {training.heading(t)}", "", _table(training.HEADERS, training.rows(t)), "", training.worst_case(t), ""]
     res = s["resources"]
     out += [
         "## What would be created",

@@ -30,6 +30,7 @@ from aks_gpu_inference.components.gateway.ai_gateway_controllers import (
     eg_values,
 )
 from aks_gpu_inference.components.gateway.ai_gateway_manifests import envoy_proxy_spec
+from aks_gpu_inference.components.serving.dynamo_runtime import RESPONSE_STREAM_PORT, frontend_peer_ingress
 from aks_gpu_inference.planner.analyzer import analyze
 from aks_gpu_inference.planner.engine.values import kubernetes_object
 from tests.conftest import cluster_context, of_type, one, refusal_message, run_components
@@ -667,6 +668,7 @@ class FakeDynamo:
     namespace = "llm-d-infra"
     served_model_name = "meta-llama/Llama-3.3-70B-Instruct"
     pod_labels = {"app.kubernetes.io/instance": "llama-frontend"}
+    peer_ingress = frontend_peer_ingress("llama")
 
 
 def test_a_dynamo_frontend_is_a_backend_without_a_key():
@@ -685,6 +687,22 @@ def test_a_dynamo_frontend_is_a_backend_without_a_key():
         if kubernetes_object(r)["metadata"]["namespace"] == "llm-d-infra"
     )
     assert policy["spec"]["podSelector"] == {"matchLabels": {"app.kubernetes.io/instance": "llama-frontend"}}
+    # The gateway on 8000, and the graph's workers calling home with their response streams on the fixed port.
+    gateway_rule, workers_rule = policy["spec"]["ingress"]
+    assert gateway_rule["ports"] == [{"protocol": "TCP", "port": 8000}]
+    assert workers_rule == {
+        "from": [
+            {
+                "podSelector": {
+                    "matchLabels": {"app.kubernetes.io/instance": "llama"},
+                    "matchExpressions": [
+                        {"key": "aks-gpu-inference/dynamo-role", "operator": "In", "values": ["prefill", "decode"]}
+                    ],
+                }
+            }
+        ],
+        "ports": [{"protocol": "TCP", "port": RESPONSE_STREAM_PORT}],
+    }
     keyed = replace(dynamo, api_key_secret="k")
     assert [p.problem for p in gateway_problems(AiGatewayArgs(client_ids=["alice"]), [llama(), keyed], {"alice": "k"})] == [
         "Dynamo's frontend takes no API key"

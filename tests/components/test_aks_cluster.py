@@ -69,6 +69,57 @@ def test_kaito_and_tier_and_channels_are_configurable():
     assert of_type(run, "RoleAssignment") == []
 
 
+def test_without_a_maintenance_window_aks_upgrades_whenever_it_releases():
+    _, run = build_cluster()
+    assert of_type(run, "MaintenanceConfiguration") == []
+
+
+def test_a_maintenance_window_gates_both_upgrade_channels():
+    """AKS planned maintenance (API 2025-09-01): the configuration's name says what it gates; one weekly window for the
+    cluster upgrade channel and one for node image upgrades, with the run's days blacked out."""
+    window = {
+        "day_of_week": "Saturday",
+        "start_time": "22:00",
+        "duration_hours": 6,
+        "utc_offset": "+01:00",
+        "not_allowed": [{"start": "2026-12-14", "end": "2026-12-16"}],
+    }
+    _, run = build_cluster(maintenance_window=window)
+    configs = {r.inputs["configName"]: r for r in of_type(run, "containerservice:MaintenanceConfiguration")}
+    assert set(configs) == {"aksManagedAutoUpgradeSchedule", "aksManagedNodeOSUpgradeSchedule"}
+    for config in configs.values():
+        assert config.inputs["resourceName"] == "aks-test" and config.inputs["resourceGroupName"] == "rg-test"
+        assert config.inputs["maintenanceWindow"] == {
+            "schedule": {"weekly": {"dayOfWeek": "Saturday", "intervalWeeks": 1}},
+            "durationHours": 6,
+            "startTime": "22:00",
+            "utcOffset": "+01:00",
+            "notAllowedDates": [{"start": "2026-12-14", "end": "2026-12-16"}],
+        }
+        assert config.parent == one(run, "aks-gpu:index:AksCluster").urn
+
+
+def test_a_channel_that_upgrades_nothing_gets_no_window():
+    _, run = build_cluster(maintenance_window={}, upgrade_channel="none", node_os_upgrade_channel="None")
+    assert of_type(run, "MaintenanceConfiguration") == []
+    _, run = build_cluster(maintenance_window={}, upgrade_channel="none")
+    assert [r.inputs["configName"] for r in of_type(run, "MaintenanceConfiguration")] == ["aksManagedNodeOSUpgradeSchedule"]
+
+
+@pytest.mark.parametrize(
+    "window, expected",
+    [
+        ({"duration_hours": 3}, "maintenance_window.duration_hours=3: Input should be greater than or equal to 4"),
+        ({"start_time": "24:00"}, "maintenance_window.start_time='24:00'"),
+        ({"utc_offset": "5:30"}, "maintenance_window.utc_offset='5:30'"),
+    ],
+)
+def test_a_window_aks_would_refuse_is_refused_here(window, expected):
+    with pytest.raises(ComponentInputError, match="AksCluster 'aks': invalid arguments") as caught:
+        build_cluster(maintenance_window=window)
+    assert expected in str(caught.value)
+
+
 def test_existing_cluster_creates_no_cluster():
     cluster, run = build_cluster(existing={"name": "prod-aks", "resource_group": "rg-prod"})
     assert of_type(run, "ManagedCluster") == [] and of_type(run, "RoleAssignment") == []

@@ -1,5 +1,5 @@
 """DistributedTraining under mocks: the KubeRay operator (chart 1.7.0, namespaced, restricted) and a RayJob
-whose GPU workers carry the RDMA pod contract plus NCCL_NET_GDR_LEVEL=5 on a full ND H100 node each, whose
+whose GPU workers carry the RDMA pod contract plus NCCL_NET=IB on a full ND H100 node each, whose
 head stays on the CPU pool, that waits for the qualification gates and checkpoints to the model store
 through workload identity; seed 002 scenario B (4 x ND96isr_H100_v5, 48 h) for the cost."""
 

@@ -23,6 +23,7 @@ from aks_gpu_inference.components.serving.dynamo_manifests import (
     dynamo_inference_problems,
     graph_deployment,
 )
+from aks_gpu_inference.components.serving.dynamo_runtime import REQUEST_PLANE_PORT, RESPONSE_STREAM_PORT
 from aks_gpu_inference.planner.inputs.upstream import crds_dir
 from aks_gpu_inference.planner.kube.crd_files import parse_crd
 from aks_gpu_inference.planner.kube.crd_schema import validate
@@ -71,6 +72,11 @@ def charts(run) -> dict[str, dict]:
 
 def components(run) -> dict[str, dict]:
     return {c["name"]: c for c in graph(run)["spec"]["components"]}
+
+
+def env_of(container: dict) -> dict[str, str]:
+    """name -> value, or the field path of a value from the downward API."""
+    return {e["name"]: e.get("value", e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")) for e in container["env"]}
 
 
 def main_container(component: dict) -> dict:
@@ -132,8 +138,12 @@ def test_graph_has_a_kv_routing_frontend_and_prefill_decode_workers(built):
     assert {n: c["type"] for n, c in found.items()} == {"frontend": "frontend", "prefill": "prefill", "decode": "decode"}
     frontend = main_container(found["frontend"])
     assert frontend["args"] == ["-m", "dynamo.frontend"]
-    env = {e["name"]: e["value"] for e in frontend["env"]}
-    assert env == {"DYN_ROUTER_MODE": "kv", "DYN_EVENT_PLANE": "zmq"}
+    assert env_of(frontend) == {
+        "DYN_ROUTER_MODE": "kv",
+        "DYN_EVENT_PLANE": "zmq",
+        "DYN_TCP_RESPONSE_STREAM_PORT": str(RESPONSE_STREAM_PORT),
+        "DYN_TCP_RESPONSE_STREAM_HOST": "status.podIP",
+    }
     assert frontend["image"] == "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.6.1"
     assert frontend["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
     for role, kv_role in (("prefill", "kv_producer"), ("decode", "kv_consumer")):
@@ -158,14 +168,48 @@ def test_workers_carry_the_rdma_pod_contract(built):
         assert pod["resourceClaims"] == [{"name": "rdma-nics", "resourceClaimTemplateName": FULL_NODE_NICS}]
         assert pod["nodeSelector"]["kubernetes.azure.com/agentpool"] == "h100"
         assert pod["tolerations"]
-        assert pod["volumes"] == [{"name": "hf-cache", "emptyDir": {}}]
+        assert pod["volumes"] == [{"name": "model-cache", "persistentVolumeClaim": {"claimName": "llama-model-cache"}}]
         main = main_container(components(run)[role])
         assert main["resources"]["claims"] == [{"name": "rdma-nics"}]
         assert main["securityContext"]["capabilities"] == {"drop": ["ALL"], "add": ["IPC_LOCK"]}
         assert main["securityContext"]["allowPrivilegeEscalation"] is False
-        env = {e["name"]: e["value"] for e in main["env"]}
+        env = env_of(main)
         assert env["UCX_TLS"] == "rc_x,cuda_copy,cuda_ipc,self" and env["NCCL_IB_DISABLE"] == "0"
-        assert env["NCCL_NET_GDR_LEVEL"] == "5" and env["DYN_EVENT_PLANE"] == "zmq" and env["HF_HOME"] == "/hf-cache"
+        assert env["NCCL_NET_GDR_LEVEL"] == "5" and env["DYN_EVENT_PLANE"] == "zmq"
+        assert "NCCL_NET" not in env, "a serving engine's in-node NCCL must not need the NICs"
+        assert env["HF_HOME"] == "/model-cache" and main["volumeMounts"] == [{"name": "model-cache", "mountPath": "/model-cache"}]
+
+
+def test_workers_fix_every_port_they_are_called_on_and_advertise_the_pod_ip(built):
+    """The request plane, KV events and the NIXL side channel: fixed ports where Dynamo and vLLM have a variable,
+    and the pod IP as the advertised address (RDMA pods have more interfaces than the pod network's)."""
+    run, _ = built
+    for role in ("prefill", "decode"):
+        env = env_of(main_container(components(run)[role]))
+        assert env["DYN_TCP_RPC_PORT"] == str(REQUEST_PLANE_PORT) and env["VLLM_NIXL_SIDE_CHANNEL_PORT"] == "5600"
+        hosts = ("DYN_TCP_RPC_HOST", "DYN_EVENT_PLANE_HOST", "VLLM_NIXL_SIDE_CHANNEL_HOST")
+        assert {env[name] for name in hosts} == {"status.podIP"}
+    assert {RESPONSE_STREAM_PORT, REQUEST_PLANE_PORT}.isdisjoint({8000, 9090, 19090, 20080, 20380, 5600, 29500}), (
+        "no clash with the operator's ports, vLLM's KV events or the NIXL side channel"
+    )
+
+
+def test_the_weights_cache_is_a_shared_claim_sized_from_the_checkpoint(built):
+    """141 GB of Llama 3.3 70B in bf16 (131.5 GiB) plus a quarter: 165 GiB, on AKS's premium Azure Files class,
+    ReadWriteMany so the prefill and decode nodes share one copy; the graph waits for the claim."""
+    run, _ = built
+    claim = one(run, "PersistentVolumeClaim")
+    assert claim.inputs["metadata"] == {
+        "name": "llama-model-cache",
+        "namespace": NAMESPACE,
+        "labels": {"app.kubernetes.io/instance": "llama"},
+    }
+    assert claim.inputs["spec"] == {
+        "accessModes": ["ReadWriteMany"],
+        "storageClassName": "azurefile-csi-premium",
+        "resources": {"requests": {"storage": "165Gi"}},
+    }
+    assert claim.urn in one(run, "DynamoGraphDeployment").options["dependsOn"]
 
 
 def test_dra_pools_give_workers_the_full_node_gpu_claim_instead_of_nvidia_gpu():
@@ -245,6 +289,8 @@ def test_valid_inputs_have_no_problems():
         ({"prefill": {"tensor_parallel_size": 1, "max_model_len": 131072}}, "prefill.tensor_parallel_size", "cannot load"),
         ({"decode": {"replicas": 2}}, "replicas", "at most 2"),
         ({"platform": {"namespace": NAMESPACE}}, "platform.namespace", "privileged RDMA namespace"),
+        ({"model_cache": {"size_gib": 120}}, "model_cache.size_gib", "smaller than the checkpoint"),
+        ({"model_cache": {"access_mode": "ReadWriteOnce"}}, "model_cache.access_mode", "attaches to one node"),
     ],
 )
 def test_refusals_name_the_field(change, field, words):

@@ -10,6 +10,7 @@ from aks_gpu_inference.components.gpu.gate_jobs import GATES
 from aks_gpu_inference.components.gpu.qualification_gates import QualificationGatesArgs, gate_image
 from aks_gpu_inference.components.stack.config import parse_stack_config
 from aks_gpu_inference.components.stack.gate_images import workload_gate_images
+from aks_gpu_inference.components.training.ray_manifests import RAY_GID
 from tests.conftest import stack_config
 
 
@@ -38,6 +39,20 @@ def test_train_nccl_gates_run_the_training_image():
     training = config["aks-gpu-inference:training"]["image"]
     assert by_gate[4] == by_gate[6] == training
     assert {by_gate[n] for n in (1, 2, 3)} == {pins.image("gate-tools")}, "perftest lives in the tools image"
+
+
+def test_gates_in_the_training_image_join_the_group_the_workers_join():
+    """The training image keeps torchrun where its workers' ray is, under /home/ray: the gate pods get the same group."""
+
+    def settings(config: dict) -> dict:
+        stack = parse_stack_config({k.partition(":")[2]: v for k, v in config.items() if k.startswith("aks-gpu-inference:")})
+        return workload_gate_images(stack)
+
+    assert settings(stack_config("train"))["supplemental_groups"] == [RAY_GID] == [100]
+    assert "supplemental_groups" not in settings(stack_config("dynamo")), "the Dynamo runtime keeps its Python in /usr"
+    config = stack_config("train")
+    config["aks-gpu-inference:rdma"]["gates"]["supplemental_groups"] = []
+    assert "supplemental_groups" not in settings(config), "a stack's own choice is kept"
 
 
 def test_an_image_the_stack_sets_itself_is_kept():

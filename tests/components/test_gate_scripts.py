@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from aks_gpu_inference.components.gpu.gate_jobs import GATES, SCRIPTS
+from tests.components.container_root import as_container_root
 
 BASH = shutil.which("bash")
 # The real tools the scripts use besides the fakes; nothing else from the host PATH is visible.
@@ -469,9 +470,36 @@ def test_nixl_missing_python(box):
 
 
 def test_nixl_missing_package(box):
+    """The import's own last line says why: not installed, or (nixl's meta package) no build for this CUDA."""
     fake_python(box, ucx_log(), nixl=False)
-    assert failed(box.run("nixl.sh", JOB_COMPLETION_INDEX="1")) == "GATE FAIL: the nixl Python package is not in this image"
+    assert failed(box.run("nixl.sh", JOB_COMPLETION_INDEX="1")) == (
+        "GATE FAIL: the nixl Python package does not import in this image: ModuleNotFoundError: No module named nixl"
+    )
     assert len(box.args("python3")) == 1, "nothing runs after the import check fails"
+
+
+# ---- a tool behind a directory root may not enter ------------------------------------------------
+
+
+def test_a_tool_in_a_directory_root_cannot_enter_fails_saying_so(box):
+    """rayproject images keep torchrun under /home/ray (0750 ray:users); the gates' root, with every capability
+    dropped, is 'other' there. The verdict names the directory and the fix, not a missing tool."""
+    home = box.root / "home-ray"
+    (home / "bin").mkdir(parents=True)
+    torchrun = home / "bin" / "torchrun"
+    torchrun.write_text(f"#!{BASH}\necho ran\n")
+    torchrun.chmod(0o755)
+    home.chmod(0o000)
+    try:
+        env = {**box.env, "PATH": f"{home / 'bin'}:{box.bin}"}
+        result = subprocess.run(
+            [*as_container_root(), BASH, str(SCRIPTS / "nccl.sh")], env=env, capture_output=True, text=True, timeout=30
+        )
+    finally:
+        home.chmod(0o755)
+    verdict = failed(result)
+    assert verdict.startswith(f"GATE FAIL: torchrun is not reachable: PATH directory {home / 'bin'} cannot be entered by uid ")
+    assert verdict.endswith("add the group that owns it to the gate pods (supplemental_groups)")
 
 
 def test_the_fake_path_hides_host_tools(box):

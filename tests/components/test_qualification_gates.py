@@ -177,6 +177,23 @@ def test_gate_environment_states_what_each_gate_expects(default_run):
     assert {env_of(job)["MIN_GBPS"] for job in jobs_by_gate(run).values()} == {"350.5"}
 
 
+def test_the_nccl_gates_fail_rather_than_fall_back_to_sockets(default_run):
+    """Gates 4 and 6 run NCCL as the training workers do, with NCCL_NET=IB: no usable InfiniBand is a failed
+    communicator, not a pass over TCP that only the log grep would catch. The other gates run no NCCL."""
+    jobs = jobs_by_gate(default_run)
+    assert {n: env_of(job).get("NCCL_NET") for n, job in jobs.items()} == {1: None, 2: None, 3: None, 4: "IB", 5: None, 6: "IB"}
+
+
+def test_gate_pods_join_the_groups_their_image_needs(default_run):
+    """Root with every capability dropped reaches a group-only directory (rayproject's /home/ray) only as a member."""
+    assert all("securityContext" not in pod_of(job) for job in jobs_by_gate(default_run).values())
+    _, run = build({"supplemental_groups": [100]})
+    for job in jobs_by_gate(run).values():
+        pod = pod_of(job)
+        assert pod["securityContext"] == {"supplementalGroups": [100]}
+        assert pod["containers"][0]["securityContext"]["runAsUser"] == 0, "still the contract's root"
+
+
 def test_gpus_from_the_device_plugin_without_dra(default_run):
     run = default_run
     for number, job in jobs_by_gate(run).items():

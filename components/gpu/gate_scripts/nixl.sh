@@ -1,7 +1,8 @@
 # Gate 5: a NIXL GPU-memory transfer between two nodes over UCX rc_mlx5, verified element by element.
 . "${GATES_DIR:-/gates}/common.sh"
 need python3
-python3 -c "import nixl" 2>/dev/null || fail "the nixl Python package is not in this image"
+# The last line of the import's error says why (not installed, no NIXL build for this CUDA, a library not found).
+error=$(python3 -c "import nixl" 2>&1 >/dev/null) || fail "the nixl Python package does not import in this image: ${error##*$'\n'}"
 export UCX_PROTO_INFO=y UCX_LOG_LEVEL=info
 if [ "${JOB_COMPLETION_INDEX}" = "0" ]; then
   python3 "${GATES_DIR}/nixl_transfer.py" target 2>&1 | tee ${WORK_DIR}/nixl.log || fail "the NIXL target failed"
