@@ -18,6 +18,7 @@ from pathlib import Path
 
 from aks_gpu_inference.components.core.errors import ConfigError
 from aks_gpu_inference.components.core.gpu_utilization import DEFAULT_GPU_MEMORY_UTILIZATION, UTILIZATION_ACCEPTED
+from aks_gpu_inference.components.core.secrets import redact
 from aks_gpu_inference.components.core.vllm_releases import PINNED_VLLM_VERSION
 
 # One meaning for every command: 0 clean; 1 mandatory violations, unsatisfiable claims or blockers (plan),
@@ -335,6 +336,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Redacting:
+    """A text stream whose writes pass through ``secrets.redact``: every message and table the command prints,
+    its own and its libraries', shows a credential-shaped value as ``<secret, not shown>``."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(redact(text))
+        return len(text)
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run a command; its exit code, or 2 for bad input and 3 for an internal error, never a traceback unless --debug."""
     # `aks-gpu plan | head` should stop quietly, not with a BrokenPipeError traceback.
@@ -348,9 +364,12 @@ def main(argv: list[str] | None = None) -> int:
         # keeps every file's YAML nodes until it reports (their lines): the same, a fifth of a 500-object scan
         # and a quarter of one over the stacks' 200 rendered files, for +0.3 MB peak RSS.
         gc.disable()
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _Redacting(out), _Redacting(err)  # no secret reaches a terminal or a CI log
     try:
         return _run(args)
     finally:
+        sys.stdout, sys.stderr = out, err
         if own_process:
             # Interpreter shutdown would run full collections over everything still alive (about 0.6 s);
             # frozen objects are skipped, and the OS reclaims the memory. Output files are closed by now.
@@ -363,7 +382,7 @@ def _run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:  # Ctrl-C: a plan's staging folder is abandoned by cmd_plan, never half-moved in
         print("error: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except ConfigError as err:
+    except ConfigError as err:  # its problems are redacted as they are made
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USAGE
     except OSError as err:  # a file named on the command line or in the config cannot be read or written

@@ -2,8 +2,9 @@
 
 Every message names the full key path (``models[0].tensor_parallel_size``), the bad value and what
 would be accepted; values are shown cut to ``MAX_SHOWN`` characters, and nothing of the validation
-library's own wording (``input_value=``, class names, URLs) reaches the reader. Nothing here imports
-Pulumi, so the command line can report these errors without loading the SDKs.
+library's own wording (``input_value=``, class names, URLs) reaches the reader. A secret is never shown
+(``secrets.masked``): not under a key named like one, not when it is shaped like a credential, whatever key it
+sits under. Nothing here imports Pulumi, so the command line can report these errors without loading the SDKs.
 """
 
 from __future__ import annotations
@@ -13,12 +14,22 @@ import types
 import typing
 from typing import Any
 
+from .secrets import STACK_SECRETS, is_secret_key, looks_secret, masked, redact
+
+REFERENCE = "docs/stack-file.md"
+"""The generated stack-file reference (``make docs``), which refusals point at."""
+
 MAX_SHOWN = 80
 """Longest value a message shows; longer ones are cut and end in ``…``."""
 
 
-def shown(value: Any) -> str:
-    """``repr(value)`` for a message, cut to ``MAX_SHOWN`` characters."""
+def shown(value: Any, key: Any = None) -> str:
+    """``repr(value)`` for a message, cut to ``MAX_SHOWN`` characters; secrets in it masked (all of it when
+    ``key``, the key or key path it stands under, is named like a secret)."""
+    last = str(key).rsplit(".", 1)[-1].split("[", 1)[0] if key is not None else None
+    value = masked(value, last)
+    if isinstance(value, str) and value.startswith("<secret"):
+        return value
     text = repr(value)
     return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 1] + "…"
 
@@ -30,7 +41,7 @@ class FieldProblem(ValueError):
         self.field = field
         self.value = value
         self.problem = problem
-        super().__init__(f"{field}={shown(value)}: {problem}")
+        super().__init__(f"{field}={shown(value, field)}: {problem}")
 
 
 class FieldProblems(ValueError):
@@ -47,7 +58,9 @@ class ConfigError(ValueError):
     def __init__(self, context: str, problems: list[str]):
         self.context = context
         self.problems = problems
-        # A problem that is itself a ConfigError's text keeps its own points, indented under it.
+        # A problem that is itself a ConfigError's text keeps its own points, indented under it. Each line is
+        # redacted once more: a credential that reached a message some other way is still not printed.
+        self.problems = problems = [redact(p) for p in problems]
         lines = "\n".join("  - " + p.replace("\n", "\n    ") for p in problems)
         super().__init__(f"{context}:\n{lines}")
 
@@ -107,12 +120,28 @@ def _fields_at(model: Any, loc: tuple) -> list[str]:
     return [name for c in current for m in _members(c) for name in (getattr(m, "model_fields", None) or {})]
 
 
-def unknown_key_hint(key: Any, accepted: list[str]) -> str:
-    """``did you mean ...?`` for a misspelt key, else where the accepted keys are listed."""
+def unknown_key_hint(key: Any, accepted: list[str], value: Any = None) -> str:
+    """``did you mean ...?`` for a misspelt key, else where the accepted keys are listed; for a key that
+    holds a secret, where the stack's secrets go."""
+    if is_secret_key(key, value) or looks_secret(value):
+        stack_secret = difflib.get_close_matches(str(key).lower(), STACK_SECRETS, n=1, cutoff=0.6)
+        where = (
+            f"the stack secret {stack_secret[0]!r} is set on its own, encrypted: pulumi config set --secret {stack_secret[0]} ..."
+            if stack_secret
+            else "secrets never go in the stack file's plain keys: the stack's own are "
+            + ", ".join(STACK_SECRETS)
+            + " (pulumi config set --secret ...)"
+        )
+        return (
+            f"unknown key, and its value looks like a secret (not shown here): {where}; a secret that was committed "
+            "in plain text is readable in the file's history, so rotate it"
+        )
     close = difflib.get_close_matches(str(key), accepted, n=2, cutoff=0.7) if accepted else []
     if close:
-        return f"unknown key; did you mean {' or '.join(repr(c) for c in close)}?"
-    return "unknown key (check the spelling; see the README for accepted keys)"
+        return f"unknown key; did you mean {' or '.join(repr(c) for c in close)}? ({REFERENCE} lists every key)"
+    if accepted:
+        return f"unknown key; accepted here: {', '.join(accepted)} ({REFERENCE} lists every key)"
+    return f"unknown key ({REFERENCE} lists every key)"
 
 
 def validation_problems(error: Any, prefix: str = "", model: Any = None) -> list[str]:
@@ -129,13 +158,14 @@ def validation_problems(error: Any, prefix: str = "", model: Any = None) -> list
         if causes:
             for problem in causes:
                 field = f"{path}.{problem.field}" if path else problem.field
-                problems.append(f"{field}={shown(problem.value)}: {problem.problem}")
+                problems.append(f"{field}={shown(problem.value, field)}: {problem.problem}")
             continue
         message = _PLAIN_MESSAGES.get(item["type"]) or item["msg"].removeprefix("Value error, ")
         if item["type"] == "extra_forbidden":
-            message = unknown_key_hint(loc[-1] if loc else "", _fields_at(model, loc[:-1]) if model else [])
+            accepted = _fields_at(model, loc[:-1]) if model else []
+            message = unknown_key_hint(loc[-1] if loc else "", accepted, item["input"])
         elif item["type"] == "missing":
             problems.append(f"{path}: required key is missing")
             continue
-        problems.append(f"{path}={shown(item['input'])}: {message}")
+        problems.append(f"{path}={shown(item['input'], path)}: {message}")
     return problems

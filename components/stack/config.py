@@ -34,7 +34,7 @@ from ..serving.kaito_workspace import KaitoWorkspaceArgs
 from ..serving.vllm_service import VllmServiceArgs
 from ..training.distributed_training_args import DistributedTrainingArgs
 from .config_checks import full_node_problems, gateway_name_problems, gpu_problems
-from .stack_input import SECRET_KEYS, region_problem, stack_problems, typo_secret_keys
+from .stack_input import SECRET_KEYS, plain_credential_problems, region_problem, stack_problems, typo_secret_keys
 
 PROJECT = "aks-gpu-inference"
 
@@ -421,6 +421,7 @@ def parse_stack_config(raw: dict[str, Any], source: str = "stack configuration")
         config = StackConfig.model_validate({k: v for k, v in raw.items() if k not in typos})
     except ValidationError as err:
         problems += validation_problems(err, model=StackConfig)
+    problems += plain_credential_problems(raw, problems)
     if problems:
         raise ConfigError(f"{source} is invalid", problems)
     return config

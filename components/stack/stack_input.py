@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import shown
+from ..core.secrets import MASK, STACK_SECRETS, credential_paths, is_secret_key
 
-SECRET_KEYS = {
+SECRET_KEYS: dict[str, str] = {
     "vllm_api_key": "the key clients send to the model endpoints (pulumi config set --secret vllm_api_key ...)",
     "hf_token": "a Hugging Face token, for models with source huggingface (pulumi config set --secret hf_token ...)",
     "gateway_client_keys": 'API key per gateway client, a JSON object (pulumi config set --secret gateway_client_keys \'{"agent": "..."}\')',
@@ -83,6 +84,14 @@ def stack_problems(all_config: dict[str, str], project: str, secret_keys: Iterab
                 f"anyone who can read the file can read it, so delete that line, rotate the secret, and store "
                 f"it encrypted: {secret_command(key, _client_ids(all_config, project))}"
             )
+    for full_key, value in all_config.items():
+        namespace, _, key = full_key.partition(":")
+        if namespace != project and full_key not in secret and value and is_secret_key(key, value):
+            problems.append(
+                f"{full_key}: a credential stored in plain text in the stack file (its value is not shown here); "
+                f"anyone who can read the file can read it, so delete that line, rotate the credential, and store it "
+                f"encrypted: pulumi config set --secret {full_key}  (it prompts for the value)"
+            )
     provider = all_config.get(PROVIDER_LOCATION)
     location = all_config.get(f"{project}:location")
     if isinstance(provider, str):
@@ -108,3 +117,18 @@ def typo_secret_keys(raw: dict[str, Any], accepted: Iterable[str]) -> dict[str, 
             if close:
                 found[key] = close[0]
     return found
+
+
+def plain_credential_problems(raw: dict[str, Any], reported: Iterable[str] = ()) -> list[str]:
+    """A credential-shaped value anywhere in the project's plain config (a known key or not): refused, never shown.
+
+    Paths already in ``reported`` (an unknown key, refused with its value masked) are not reported twice.
+    """
+    said = {line.split("=", 1)[0].split(":", 1)[0] for line in reported}
+    return [
+        f"{path}={MASK}: looks like {what}, written in plain text in the stack file: anyone who can read the file "
+        f"(and its history) can read it, so remove it, rotate it, and keep credentials in the stack's secrets "
+        f"({', '.join(STACK_SECRETS)}: pulumi config set --secret ...)"
+        for path, what in credential_paths(raw)
+        if path not in said
+    ]

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from aks_gpu_inference.components.core.errors import ConfigError
+from aks_gpu_inference.components.core.secrets import redact
 
 MARKER = ".aks-gpu-plan"
 """Marks a folder the planner created; the only kind of non-empty folder it replaces or deletes."""
@@ -32,6 +33,20 @@ def _is_marked(path: Path) -> bool:
     """Only the planner's own marker says a folder is a plan: files that look like plan artifacts
     (a ``resources.json``, a ``graph.dot``, a ``kubernetes/`` folder) may be the user's own."""
     return (path / MARKER).is_file()
+
+
+def _redact_files(folder: Path) -> None:
+    """The last guard before a plan is in place: no credential-shaped text in any file it holds (a secret the
+    stack refused to take in plain text cannot get here; anything else that looks like one is masked)."""
+    for path in folder.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            try:
+                text = path.read_text()
+            except UnicodeDecodeError:  # graph.svg and the like are text; nothing binary is written
+                continue
+            clean = redact(text)
+            if clean != text:
+                path.write_text(clean)
 
 
 class PlanOutput:
@@ -87,6 +102,7 @@ class PlanOutput:
         """Move the complete plan in ``staging`` to ``target``, replacing an earlier plan there."""
         assert self.staging is not None, "prepare() first"
         (self.staging / MARKER).touch()  # write_plan may have recreated the folder
+        _redact_files(self.staging)
         self._swap(self.staging)
         self.staging = None
 
@@ -102,7 +118,7 @@ class PlanOutput:
                 except OSError:
                     break
             return  # nothing of ours there: an empty, new or foreign folder stays as it is
-        reason = " ".join(reason.split())
+        reason = " ".join(redact(reason).split())
         reason = reason if len(reason) <= MAX_REASON else reason[: MAX_REASON - 1] + "…"
         stale = Path(tempfile.mkdtemp(prefix=f".{self.target.name}.", suffix=".stale", dir=self.target.parent))
         (stale / MARKER).write_text(MARKER_TEXT)
