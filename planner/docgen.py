@@ -38,10 +38,12 @@ class Section(NamedTuple):
 def sections() -> list[Section]:
     from aks_gpu_inference.planner.fit_doc import formula_block
     from aks_gpu_inference.planner.pins_doc import pins_tables
+    from aks_gpu_inference.planner.stack_doc import reference
 
     return [
         Section("fit formula", "components/core/models.py FORMULA", "docs/serving.md", formula_block),
         Section("pins table", "components/core/pins.json", "docs/pins.md", pins_tables),
+        Section("stack-file reference", "components/stack/config.py StackConfig", "docs/stack-file.md", reference),
     ]
 
 

@@ -45,7 +45,18 @@ def test_credential_shapes_are_recognised_and_masked_inside_text(text, what):
     line = f"models[0].extra_args[1]={text} and more"
     clean = redact(line)
     assert MASK in clean and clean.endswith(" and more")
-    for secret in ("4eC39", "abcdefghij", "AbCdEf", "a1B2c3D4", "IOSFODNN", "SyA-12345", "SflKxwRJ", "b3BlbnNz", "Zm9vYmFy", "hunter2"):
+    for secret in (
+        "4eC39",
+        "abcdefghij",
+        "AbCdEf",
+        "a1B2c3D4",
+        "IOSFODNN",
+        "SyA-12345",
+        "SflKxwRJ",
+        "b3BlbnNz",
+        "Zm9vYmFy",
+        "hunter2",
+    ):
         assert secret not in clean
 
 
@@ -89,7 +100,10 @@ def test_masking_reaches_into_mappings_and_lists():
         (lambda c: c["models"][0].update(api_token="plain-words-not-shaped"), "models[0].api_token="),
         (lambda c: c.update(dynamo={"hf_token": "hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123"}), "dynamo.hf_token="),
         (lambda c: c["gateway"].update(gateway={"client_keys": {"agent": "k3y-plain"}}), "gateway.gateway.client_keys="),
-        (lambda c: c["models"][0].update(extra_args=["--api-key", "sk-live-4eC39HqLyjWDarjtT1zdp7dc"]), "models[0].extra_args[1]="),
+        (
+            lambda c: c["models"][0].update(extra_args=["--api-key", "sk-live-4eC39HqLyjWDarjtT1zdp7dc"]),
+            "models[0].extra_args[1]=",
+        ),
         (lambda c: c["cluster"].update(password="hunter2hunter2"), "cluster.password="),
     ],
 )

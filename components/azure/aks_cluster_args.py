@@ -93,7 +93,10 @@ class DateSpanArgs(StrictModel):
     """A range of days, both ends included."""
 
     start: date
+    """First day (YYYY-MM-DD). Required."""
+
     end: date
+    """Last day (YYYY-MM-DD), on or after ``start``. Required."""
 
 
 class MaintenanceWindowArgs(StrictModel):

@@ -60,6 +60,7 @@ class GatesConfig(QualificationGatesArgs):
     """Seed 004's qualification gates, opt-in; ``pool`` defaults to the first RDMA pool."""
 
     pool: str = ""
+    """The RDMA pool whose nodes the gates run on (one of ``rdma.pools``). Default: the first of ``rdma.pools``."""
 
 
 class RdmaConfig(RdmaNetworkArgs):
