@@ -177,8 +177,25 @@ def cmd_policy_pack_path(_args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def nonempty(text: str) -> str:
+    """An option's text value: refused when empty, rather than silently read as "not given" (``--out ''``)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty value; give one (an option left out takes its default)")
+    return text
+
+
+class _Parser(argparse.ArgumentParser):
+    """Every text option and argument, of every command (subparsers are made of this class too), refuses an empty
+    value: ``--as-of ''`` or ``--out ''`` would otherwise fall back to the default without a word."""
+
+    def add_argument(self, *args, **kwargs):
+        if kwargs.get("action", "store") in ("store", "append") and "type" not in kwargs and "choices" not in kwargs:
+            kwargs["type"] = nonempty
+        return super().add_argument(*args, **kwargs)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="aks-gpu",
         description="Plan and check GPU inference stacks on AKS without a cloud account or the Pulumi CLI.",
     )

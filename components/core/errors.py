@@ -10,8 +10,10 @@ sits under. Nothing here imports Pulumi, so the command line can report these er
 from __future__ import annotations
 
 import difflib
+import json
 import types
 import typing
+import unicodedata
 from typing import Any
 
 from .secrets import STACK_SECRETS, is_secret_key, looks_secret, masked, redact
@@ -34,6 +36,70 @@ def shown(value: Any, key: Any = None) -> str:
     return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 1] + "…"
 
 
+_HOMOGLYPHS = dict(
+    zip(
+        "\u0430\u0435\u043e\u0440\u0441\u0443\u0445\u0455\u0456\u0458\u04bb\u0501\u051b\u051d\u04cf\u0410\u0412\u0415\u041a\u041c\u041d\u041e\u0420\u0421\u0422\u0423\u0425\u0405\u0406\u0408",
+        "aeopcyxsijhdqwlABEKMHOPCTYXSIJ",
+        strict=True,
+    )
+)  # Cyrillic
+_HOMOGLYPHS |= dict(
+    zip(
+        "\u03bf\u03b1\u03bd\u03c1\u03b9\u03ba\u03c4\u03c5\u03c7\u0391\u0392\u0395\u0396\u0397\u0399\u039a\u039c\u039d\u039f\u03a1\u03a4\u03a5\u03a7",
+        "oavpiktuxABEZHIKMNOPTYX",
+        strict=True,
+    )
+)  # Greek
+_HOMOGLYPHS |= dict(
+    zip("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u201c\u201d\u201e\u2018\u2019\u201a", "-------\"\"\"'''", strict=True)
+)  # dashes and quotes
+"""Cyrillic and Greek letters that look like ASCII ones (a subset of Unicode's confusables.txt, UTS #39): the ones a
+Cyrillic or Greek keyboard layout types in place of a Latin letter. Others are found by their decomposition."""
+
+
+def _looks_like(char: str) -> str:
+    """The ASCII character ``char`` is mistaken for, or ''."""
+    if char in _HOMOGLYPHS:
+        return _HOMOGLYPHS[char]
+    base = "".join(
+        c for c in unicodedata.normalize("NFKD", char) if not unicodedata.combining(c)
+    )  # an accented e -> e, a fullwidth u -> u
+    return base if base.isascii() and len(base) == 1 and base.isprintable() else ""
+
+
+def lookalike_hint(text: Any, what: str = "it") -> str:
+    """For text with characters outside ASCII, which are mostly look-alikes pasted in by accident (a Cyrillic a
+    in a pool name): each one, its code point and name, and the ASCII character it looks like; else ''."""
+    if not isinstance(text, str) or text.isascii():
+        return ""
+    points = []
+    for index, char in enumerate(text):
+        if char.isascii():
+            continue
+        like = _looks_like(char)
+        looks = f", which looks like {like!r}" if like else ""
+        points.append(f"{char!r} (U+{ord(char):04X} {unicodedata.name(char, 'unnamed')}{looks}) at position {index + 1}")
+        if len(points) == 3:
+            break
+    return f"; {what} holds a character outside ASCII: {', '.join(points)}: type it in plain ASCII"
+
+
+def number_for_text_hint(value: Any) -> str:
+    """For a number where text is expected: quote it, and what YAML did to an unquoted version."""
+    text = json.dumps(str(value))
+    if isinstance(value, float):
+        return (
+            f"expected a string, and YAML read this unquoted value as a number: write it in quotes ({text}); "
+            f"unquoted, YAML also drops trailing zeros (1.30 becomes 1.3), so quote it exactly as you mean it"
+        )
+    return f"expected a string, and YAML read this unquoted value as a number: write it in quotes ({text})"
+
+
+def problem_line(path: str, value: Any, message: str) -> str:
+    """One problem as ``path=value: message``, with the value masked if secret and its look-alikes pointed at."""
+    return f"{path}={shown(value, path)}: {message}{lookalike_hint(value, 'the value')}{lookalike_hint(path, 'the key')}"
+
+
 class FieldProblem(ValueError):
     """Raised inside a model validator to blame one field rather than the whole model."""
 
@@ -41,7 +107,7 @@ class FieldProblem(ValueError):
         self.field = field
         self.value = value
         self.problem = problem
-        super().__init__(f"{field}={shown(value, field)}: {problem}")
+        super().__init__(problem_line(field, value, problem))
 
 
 class FieldProblems(ValueError):
@@ -158,7 +224,7 @@ def validation_problems(error: Any, prefix: str = "", model: Any = None) -> list
         if causes:
             for problem in causes:
                 field = f"{path}.{problem.field}" if path else problem.field
-                problems.append(f"{field}={shown(problem.value, field)}: {problem.problem}")
+                problems.append(problem_line(field, problem.value, problem.problem))
             continue
         message = _PLAIN_MESSAGES.get(item["type"]) or item["msg"].removeprefix("Value error, ")
         if item["type"] == "extra_forbidden":
@@ -167,5 +233,7 @@ def validation_problems(error: Any, prefix: str = "", model: Any = None) -> list
         elif item["type"] == "missing":
             problems.append(f"{path}: required key is missing")
             continue
-        problems.append(f"{path}={shown(item['input'], path)}: {message}")
+        elif item["type"] == "string_type" and isinstance(item["input"], int | float) and not isinstance(item["input"], bool):
+            message = number_for_text_hint(item["input"])
+        problems.append(problem_line(path, item["input"], message))
     return problems

@@ -46,6 +46,12 @@ def read_text(path: Path) -> str | Problem:
         data = path.read_bytes()
     except OSError as err:
         return Problem("error", "unreadable", name, None, f"cannot read it: {err.strerror or err}")
+    if archive := _archive_kind(data):
+        message = (
+            f"{archive}, not YAML: a packaged Helm chart is scanned as the objects it renders: "
+            f"`helm template <release> {name} > rendered.yaml`, then scan rendered.yaml"
+        )
+        return Problem("error", "archive", name, None, message)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
@@ -57,6 +63,23 @@ def read_text(path: Path) -> str | Problem:
         message = f"git conflict marker {marker[1].strip()!r} on line {line}: resolve the merge conflict first"
         return Problem("error", "conflict-markers", name, line, message)
     return text
+
+
+_ARCHIVES = {
+    b"\x1f\x8b": "a gzip-compressed archive (a .tgz chart?)",
+    b"PK\x03\x04": "a zip archive",
+    b"BZh": "a bzip2-compressed archive",
+    b"\xfd7zXZ\x00": "an xz-compressed archive",
+    b"\x28\xb5\x2f\xfd": "a zstd-compressed archive",
+}
+
+
+def _archive_kind(data: bytes) -> str | None:
+    """What kind of archive the bytes are, by their magic number (a tar's is at offset 257), or None."""
+    for magic, kind in _ARCHIVES.items():
+        if data.startswith(magic):
+            return kind
+    return "a tar archive" if data[257:262] == b"ustar" else None
 
 
 def _yaml_problem(text: str, name: str, err: safe_yaml.InputError) -> Problem:

@@ -14,6 +14,7 @@ CHECKS = {
     "no-such-path": "A path on the command line is neither a file nor a folder.",
     "unreadable": "The file cannot be read.",
     "not-utf8": "The file is not UTF-8 text.",
+    "archive": "The file is an archive (a packaged Helm chart?): render it with `helm template` first.",
     "conflict-markers": "The file holds git merge conflict markers.",
     "helm-template": "The file is an unrendered Helm template: render it with `helm template` first.",
     "invalid-yaml": "The file is not valid YAML.",
