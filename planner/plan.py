@@ -16,6 +16,7 @@ from aks_gpu_inference.components.core.errors import ConfigError, StackFileConfi
 from aks_gpu_inference.planner import analyzer, charts, claims, deploy, verdict
 from aks_gpu_inference.planner.deploy import capacity as deploy_capacity
 from aks_gpu_inference.planner.deploy import crds as deploy_crds
+from aks_gpu_inference.planner.deploy import default_pools
 from aks_gpu_inference.planner.engine import program as engine
 from aks_gpu_inference.planner.inputs import stackfile
 from aks_gpu_inference.planner.inputs.upstream import upstream_dir
@@ -53,6 +54,8 @@ class Plan:
     unchecked_crds: list[str]
     snapshot_notes: list[str]
     rollouts: list[tuple[str, str]] = field(default_factory=list)
+    platform_pool: str | None = None
+    """What the pool AksCluster adds by default runs, and how to opt out (``deploy.default_pools``); None without one."""
     """Each GPU workload and what a rolling update of it does on its pools."""
     seconds: float = 0.0
 
@@ -115,6 +118,7 @@ def plan(project_dir: Path, stack_name: str, options: PlanOptions, progress: Cal
         unchecked_crds=deploy_crds.unchecked(model, upstream),
         snapshot_notes=deploy_crds.snapshots(model, upstream),
         rollouts=deploy_capacity.rollouts(model),
+        platform_pool=(found.statement if (found := default_pools.platform_pool(model)) else None),
         seconds=time.perf_counter() - started,
     )
 

@@ -166,6 +166,10 @@ class ModelFactsArgs(BaseModel):
     kaito_preset: str | None = None
     """KAITO preset name serving this model, if any. Default None."""
 
+    gated: bool | None = None
+    """Whether the Hugging Face repository is gated: it downloads only with a token of an account that accepted its
+    terms (``hf_token``). Default None: not known, so a model without a token is planned with a warning."""
+
     source: str = "user-supplied"
     """Where the numbers come from. Default "user-supplied"."""
 

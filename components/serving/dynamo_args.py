@@ -149,5 +149,6 @@ class DynamoPlacement:
 class DynamoSecrets:
     """The Hugging Face token the workers download weights with; pass a Pulumi secret."""
 
-    hf_token: Any
-    """Becomes ``HF_TOKEN`` in the Secret ``<name>-hf-token`` that every worker reads (``envFromSecret``). Required."""
+    hf_token: Any = None
+    """Becomes ``HF_TOKEN`` in the Secret ``<name>-hf-token`` that every worker reads (``envFrom``). Required for a
+    gated model (``components/core/models.json``); default None: the workers download without one."""

@@ -91,21 +91,25 @@ class DynamoInference(pulumi.ComponentResource):
         for role, fit in self.fit.items():
             if fit.warning:
                 pulumi.log.warn(f"DynamoInference {name!r} {role}: {fit.warning}")
+        if warning := manifests.hub_token_warning(args, secrets):
+            pulumi.log.warn(f"DynamoInference {name!r}: {warning}")
 
         self.platform = self._platform(name, args, children)
-        secret = k8s.core.v1.Secret(
-            f"{name}-hf-token",
-            metadata={"name": manifests.hf_secret_name(args), "namespace": self.namespace, "labels": {**self.pod_labels}},
-            type="Opaque",
-            string_data={"HF_TOKEN": pulumi.Output.secret(secrets.hf_token)},
-            opts=children.opts(network),
-        )
+        secret = None
+        if secrets.hf_token is not None:
+            secret = k8s.core.v1.Secret(
+                f"{name}-hf-token",
+                metadata={"name": manifests.hf_secret_name(args), "namespace": self.namespace, "labels": {**self.pod_labels}},
+                type="Opaque",
+                string_data={"HF_TOKEN": pulumi.Output.secret(secrets.hf_token)},
+                opts=children.opts(network),
+            )
         claim = manifests.model_cache_claim(args, self.namespace)
         self.model_cache = k8s.core.v1.PersistentVolumeClaim(
             f"{name}-model-cache", metadata=claim["metadata"], spec=claim["spec"], opts=children.opts(network)
         )
         contract = network.pod_spec(pool.pool_name, gpu_claim_template=manifests.gpu_claim_template(placement))
-        graph = manifests.graph_deployment(args, self.namespace, contract)
+        graph = manifests.graph_deployment(args, self.namespace, contract, hub_token=secret is not None)
         self.graph = k8s.apiextensions.CustomResource(
             f"{name}-graph",
             api_version=graph["apiVersion"],

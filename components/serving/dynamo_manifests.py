@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 from ..core import models, pins
 from ..core.endpoints import DYNAMO_FRONTEND_PORT, INSTANCE_LABEL, dynamo_component_service
 from ..core.errors import FieldProblem
+from ..core.hub_access import missing_token_problem, missing_token_warning
 from ..core.labels import NVIDIA_GPU
 from ..core.security import restricted_container
 from ..gpu.pod_contract import full_node_gpu_problems, full_node_gpu_template
@@ -187,7 +188,7 @@ def _frontend(args: DynamoInferenceArgs) -> dict[str, Any]:
     }
 
 
-def _worker(args: DynamoInferenceArgs, role: str, contract: RdmaPodSpec, hf_secret: str) -> dict[str, Any]:
+def _worker(args: DynamoInferenceArgs, role: str, contract: RdmaPodSpec, hf_secret: str | None) -> dict[str, Any]:
     """A worker role on the RDMA pool: the pod contract (NIC claims, IPC_LOCK, UCX/NCCL env, placement) in
     its ``podTemplate``, the node's GPUs as ``nvidia.com/gpu`` or the DRA GPU claim the contract carries."""
     w: DynamoWorkerArgs = getattr(args, role)
@@ -201,7 +202,7 @@ def _worker(args: DynamoInferenceArgs, role: str, contract: RdmaPodSpec, hf_secr
         "command": ["python3", "-m", "dynamo.vllm"],
         "args": worker_args(args, role),
         "env": _env({**WORKER_ENV, "HF_HOME": MODEL_CACHE}) + runtime.worker_env(),
-        "envFrom": [{"secretRef": {"name": hf_secret}}],
+        **({"envFrom": [{"secretRef": {"name": hf_secret}}]} if hf_secret else {}),
         "resources": resources,
         "volumeMounts": [{"name": "model-cache", "mountPath": MODEL_CACHE}],
     }
@@ -217,9 +218,10 @@ def _worker(args: DynamoInferenceArgs, role: str, contract: RdmaPodSpec, hf_secr
     }
 
 
-def graph_deployment(args: DynamoInferenceArgs, namespace: str, contract: RdmaPodSpec) -> dict[str, Any]:
-    """The ``DynamoGraphDeployment``: frontend (KV router) plus prefill and decode workers over NIXL."""
-    secret = hf_secret_name(args)
+def graph_deployment(args: DynamoInferenceArgs, namespace: str, contract: RdmaPodSpec, hub_token: bool = True) -> dict[str, Any]:
+    """The ``DynamoGraphDeployment``: frontend (KV router) plus prefill and decode workers over NIXL; the workers read
+    ``HF_TOKEN`` from the Secret ``hf_secret_name`` when there is a ``hub_token``."""
+    secret = hf_secret_name(args) if hub_token else None
     return {
         "apiVersion": API_VERSION,
         "kind": KIND,
@@ -233,6 +235,18 @@ def graph_deployment(args: DynamoInferenceArgs, namespace: str, contract: RdmaPo
             ],
         },
     }
+
+
+def _facts_or_none(model: str) -> models.ModelFactsArgs | None:
+    try:
+        return models.resolve(model)
+    except ValueError:  # an unknown model: refused below with the catalog's close ids
+        return None
+
+
+def hub_token_warning(args: DynamoInferenceArgs, secrets: DynamoSecrets) -> str | None:
+    """A warning when the workers download without a token and the catalog cannot say the model is open."""
+    return missing_token_warning(args.model, _facts_or_none(args.model)) if secrets.hf_token is None else None
 
 
 def hf_secret_name(args: DynamoInferenceArgs) -> str:
@@ -302,8 +316,8 @@ def dynamo_inference_problems(
     if args.platform.namespace == rdma.namespace:
         problem = f"{rdma.namespace!r} is the privileged RDMA namespace; run the operator elsewhere"
         problems.append(FieldProblem("platform.namespace", args.platform.namespace, problem))
-    if secrets.hf_token is None:
-        problems.append(FieldProblem("hf_token", None, "give the Hugging Face token (a Pulumi secret)"))
+    if secrets.hf_token is None and (problem := missing_token_problem(args.model, _facts_or_none(args.model))):
+        problems.append(FieldProblem("hf_token", None, problem))
     nodes = args.prefill.replicas + args.decode.replicas
     if nodes > pool.max_nodes:
         problems.append(

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from ..core import models, startup
 from ..core.errors import FieldProblem
+from ..core.hub_access import missing_token_problem, missing_token_warning
 from ..core.labels import is_mig_resource
 from . import llmd_registry
 from .picker_check import check_args, check_config
@@ -41,14 +42,23 @@ def source_problems(args: VllmServiceArgs, secrets: VllmSecrets, azure: AzureSer
             )
         ]
     if args.source == "huggingface" and secrets.hf_token is None:
-        return [
-            FieldProblem(
-                "source",
-                "huggingface",
-                "give hf_token (a Pulumi secret); it becomes a Kubernetes Secret, never a plain env value",
-            )
-        ]
+        problem = missing_token_problem(args.model, _facts_or_none(args))
+        return [FieldProblem("source", "huggingface", problem)] if problem else []
     return []
+
+
+def hub_token_warning(args: VllmServiceArgs, secrets: VllmSecrets) -> str | None:
+    """A warning when the weights come from the hub without a token and the catalog cannot say the model is open."""
+    if args.source != "huggingface" or secrets.hf_token is not None:
+        return None
+    return missing_token_warning(args.model, _facts_or_none(args))
+
+
+def _facts_or_none(args: VllmServiceArgs) -> models.ModelFactsArgs | None:
+    try:
+        return args.facts()
+    except ValueError:  # an unknown model: model_facts_problems reports it
+        return None
 
 
 def gpu_count_problems(args: VllmServiceArgs, pool: GpuNodePool) -> list[FieldProblem]:

@@ -16,8 +16,9 @@ from ..context import ClusterContext
 from ..core import catalog, models
 from ..core.endpoints import INSTANCE_LABEL, VLLM_PORT  # noqa: F401 (the gateway imports INSTANCE_LABEL from here)
 from ..core.endpoints import VLLM_PORT as PORT  # noqa: F401 (and PORT, until it reads core.endpoints)
+from ..core.security import restricted_namespace
 from . import vllm_manifests as manifests
-from .vllm_checks import service_fit, vllm_service_problems
+from .vllm_checks import hub_token_warning, service_fit, vllm_service_problems
 from .vllm_disaggregation import (
     INFERENCEPOOL_CHART,
     INFERENCEPOOL_CHART_VERSION,
@@ -77,13 +78,21 @@ class VllmService(pulumi.ComponentResource):
         raise_problems("VllmService", name, vllm_service_problems(args, placement, secrets, azure))
         pool = placement.pool
         fit = service_fit(args, pool)
-        if fit.warning:
-            pulumi.log.warn(f"VllmService {name!r}: {fit.warning}")
+        for warning in (fit.warning, hub_token_warning(args, secrets)):
+            if warning:
+                pulumi.log.warn(f"VllmService {name!r}: {warning}")
         # Resolved before the component registers: the store refuses a bad path with its own message.
         engine = _engine(args, placement, azure)
         super().__init__(f"{PACKAGE}:index:VllmService", name, None, opts)
         # Children do not inherit the component's depends_on (namespace, Blob read grant): pass it on.
         self._children = Children(self, opts, kubernetes_provider(opts, cluster.provider))
+        owned = {owner.namespace for owner in (placement.rdma, placement.dra) if owner is not None}
+        if args.create_namespace and args.namespace not in owned:
+            # vLLM pods run as non-root with no capabilities: the restricted profile admits them.
+            namespace = k8s.core.v1.Namespace(
+                f"{name}-namespace", metadata=restricted_namespace(args.namespace), opts=self._children.opts()
+            )
+            self._children.waits.append(namespace)
         child = self._children.opts()
         self.service_name = args.name
         self.namespace = args.namespace

@@ -115,7 +115,13 @@ class VllmServiceArgs(StrictModel):
     """Service name (lowercase, at most 40 characters, so derived names stay within Kubernetes limits). Required."""
 
     namespace: str = Field("gpu-inference", pattern=DNS_LABEL.pattern)
-    """Namespace; it must exist. Default ``gpu-inference``."""
+    """Namespace. Default ``gpu-inference``, which the service creates (``create_namespace``)."""
+
+    create_namespace: bool = True
+    """Create ``namespace``, labelled Pod Security ``restricted`` (the vLLM pods pass it). Default True; False for a
+    namespace that already exists or that something else creates. The RDMA network's and the DRA driver's
+    namespaces are never created here (they own them). In a stack file, the stack creates each models' namespace
+    once, however many models share it."""
 
     model: str
     """Hugging Face model id, e.g. ``meta-llama/Llama-3.1-8B-Instruct``. Required."""

@@ -234,7 +234,7 @@ def _serve_models(config: StackConfig, stack: Stack, group_name: pulumi.Input[st
             depends.append(store.grant_read(identity))
         stack.models[model.name] = VllmService(
             model.name,
-            model,
+            model.model_copy(update={"create_namespace": False}),  # created above, once for all models sharing it
             opts=pulumi.ResourceOptions(depends_on=depends + [r for r in (stack.dra, stack.rdma) if r]),
             cluster=cluster.context,
             placement=GpuPlacement(pools[model.pool], dra=stack.dra, rdma=stack.rdma),
@@ -250,7 +250,7 @@ def _model_namespaces(config: StackConfig, stack: Stack) -> dict[str, k8s.core.v
     owned = {ns for ns in (stack.rdma and stack.rdma.namespace, stack.dra and stack.dra.namespace) if ns}
     namespaces = {}
     for model in config.models:
-        if model.namespace not in owned and model.namespace not in namespaces:
+        if model.create_namespace and model.namespace not in owned and model.namespace not in namespaces:
             # vLLM pods here run as non-root with no capabilities: the restricted profile admits them.
             namespaces[model.namespace] = k8s.core.v1.Namespace(
                 f"namespace-{model.namespace}",
@@ -329,7 +329,7 @@ def _dynamo(config: StackConfig, stack: Stack, pools: dict[str, GpuNodePool]) ->
         opts=pulumi.ResourceOptions(depends_on=[r for r in (stack.rdma, stack.dra, gates) if r]),
         cluster=stack.cluster.context,
         placement=DynamoPlacement(pools[graph.pool], stack.rdma, stack.dra if graph.pool in config.dra_pools() else None),
-        secrets=DynamoSecrets(pulumi.Config().require_secret("hf_token")),
+        secrets=DynamoSecrets(pulumi.Config().get_secret("hf_token")),
     )
     pulumi.export("dynamo_endpoint", stack.dynamo.endpoint)
     pulumi.export("dynamo_fits", {role: _fit_summary(fit) for role, fit in stack.dynamo.fit.items()})

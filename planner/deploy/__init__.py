@@ -18,10 +18,12 @@ from aks_gpu_inference.planner.deploy import (
     capacity,
     chart_checks,
     crds,
+    default_pools,
     devices,
     lifecycle,
     namespaces,
     pod_security,
+    program_warnings,
     request_path,
     router,
     scheduling,
@@ -57,5 +59,7 @@ def run(model: DeployModel, as_of: date, upstream: Path | None) -> list[Finding]
         *request_path.check(model, upstream),
         *lifecycle.check(model, as_of),
         *arm.check(model),
+        *default_pools.check(model),
+        *program_warnings.check(model),
     ]
     return sorted(findings, key=lambda f: (f.level != "blocker", CHECKS.index(f.check)))

@@ -18,6 +18,8 @@ CHECKS = (
     "request-path",
     "lifecycle",
     "arm",
+    "platform-pool",
+    "program",
 )
 
 NOT_CHECKED = (

@@ -68,6 +68,8 @@ class ProgramRun:
     outputs: dict[str, Any]
     config_read: frozenset[str] = frozenset()
     """Full config keys the program asked for (``pulumi.Config().get``/``require``/secret forms alike)."""
+    warnings: tuple[str, ...] = ()
+    """What the program and its components said with ``pulumi.log.warn`` (``pulumi up`` shows these as warnings)."""
 
 
 def mask_secrets(value: Any) -> Any:
@@ -281,13 +283,32 @@ def run_function(
     # set_mocks made a finished root stack; the program gets a fresh one so that its exports land.
     settings.set_root_resource(None)
     read: set[str] = set()
+    warned: list[str] = []
     with (
         _engine_environment(project_dir or Path.cwd(), config or {}, secret_keys or []),
         _alias_specs_only(),
         _recording_config_reads(read),
+        _recording_warnings(warned),
     ):
         _sync_await(run_in_stack(program))
-    return ProgramRun(project, stack, monitor.registered, monitor.stack_outputs, frozenset(read))
+    return ProgramRun(project, stack, monitor.registered, monitor.stack_outputs, frozenset(read), tuple(warned))
+
+
+@contextlib.contextmanager
+def _recording_warnings(warned: list[str]) -> Iterator[None]:
+    """Keeps what the program says with ``pulumi.log.warn`` (printed to stderr under mocks, where no engine listens),
+    so the plan reports it as ``pulumi up`` would."""
+    original = pulumi.log.warn
+
+    def recording(msg: str, *_args: Any, **_kwargs: Any) -> None:
+        if msg not in warned:
+            warned.append(msg)
+
+    pulumi.log.warn = recording
+    try:
+        yield
+    finally:
+        pulumi.log.warn = original
 
 
 @contextlib.contextmanager

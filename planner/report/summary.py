@@ -19,6 +19,7 @@ headline verdict first), both from ``build(plan)``. ``picture`` draws ``plan.htm
 - ``models``: the vLLM memory fit of each model the stack serves.
 - ``checks``: each deployability check with its ``blockers`` and ``warnings``.
 - ``rollouts``: each GPU workload and what a rolling update of it does on its pools (``workload``, ``rollout``).
+- ``platform_pool``: what the CPU pool AksCluster adds by default runs, and how to opt out; null without one.
 - ``findings``: every deployability finding (check, level, object, message, fix).
 - ``policy``: ``mandatory`` / ``advisory`` / ``exempted`` counts, the ``verdicts`` and ``exemptions``.
 - ``claims``: ``unsatisfiable`` count and each DRA claim template's ``verdicts``.
@@ -74,6 +75,7 @@ def build(plan: Plan) -> dict[str, Any]:
         "models": [{"name": name} | fit for name, fit in sorted(plain(run.outputs.get("model_fits") or {}).items())],
         "checks": _checks(plan),
         "rollouts": [{"workload": workload, "rollout": what} for workload, what in plan.rollouts],
+        "platform_pool": plan.platform_pool,
         "findings": [f.as_dict() for f in plan.findings],
         "policy": {
             "mandatory": len(plan.mandatory),

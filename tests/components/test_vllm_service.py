@@ -938,7 +938,11 @@ def test_seventy_b_on_one_a100_names_the_budget():
             "tensor_parallel_size=2: pool a100mig serves MIG slices (nvidia.com/mig-3g.40gb); a slice cannot join tensor parallelism",
         ),
         ({}, {"blob": False}, "source='blob': give model_store and identity"),
-        ({"source": "huggingface"}, {"blob": False}, "source='huggingface': give hf_token (a Pulumi secret)"),
+        (
+            {"source": "huggingface"},
+            {"blob": False},
+            "source='huggingface': meta-llama/Llama-3.1-8B-Instruct is a gated Hugging Face repository",
+        ),
         (
             {"gpu_access": "dra"},
             {},
@@ -1086,22 +1090,19 @@ def test_unknown_model_lists_the_catalog_and_how_to_give_facts():
 # ---- warnings -----------------------------------------------------------------------------------
 
 
-def test_warns_when_fewer_full_length_sequences_fit_than_asked(monkeypatch):
-    warned: list[str] = []
-    monkeypatch.setattr(pulumi.log, "warn", lambda message, *_args, **_kwargs: warned.append(message))
+def test_warns_when_fewer_full_length_sequences_fit_than_asked():
     holder, run = build({"source": "huggingface", "min_full_sequences": 64}, blob=False, hf_token=True)
     fit = holder["service"].fit
     assert fit.fits and fit.full_length_sequences < 64
+    warned = list(run.warnings)  # what pulumi.log.warn said, as the plan reports it
     assert warned == [f"VllmService 'llama': {fit.warning}"]
     assert f"only {fit.full_length_sequences} sequence(s) of 8192 tokens fit at once (fewer than 64)" in warned[0]
     assert deployment(run), "a warning does not stop the deployment"
 
 
-def test_no_warning_when_enough_sequences_fit(monkeypatch):
-    warned: list[str] = []
-    monkeypatch.setattr(pulumi.log, "warn", lambda message, *_args, **_kwargs: warned.append(message))
-    build({"source": "huggingface"}, blob=False, hf_token=True)
-    assert [w for w in warned if "VllmService" in w] == []
+def test_no_warning_when_enough_sequences_fit():
+    _, run = build({"source": "huggingface"}, blob=False, hf_token=True)
+    assert [w for w in run.warnings if "VllmService" in w] == []
 
 
 # ---- the dev and prod stacks --------------------------------------------------------------------
