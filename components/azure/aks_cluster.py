@@ -261,7 +261,12 @@ class AksCluster(pulumi.ComponentResource):
                     # GPU pools are separate AgentPool resources; after a refresh they show up in
                     # agentPoolProfiles, and a cluster PUT that touches the inline list puts every
                     # pool into Scaling (pulumi-azure-native#2719, #4264).
-                    ignore_changes=["agentPoolProfiles"],
+                    # Under rapid and stable, AKS moves the minor version itself: the cluster is created at the
+                    # default minor and the version is AKS's from then on (aks_cluster_args refuses one written here).
+                    ignore_changes=[
+                        "agentPoolProfiles",
+                        *(["kubernetesVersion"] if args.upgrade_channel in ("rapid", "stable") else []),
+                    ],
                     custom_timeouts=pulumi.CustomTimeouts(create="60m", update="60m", delete="60m"),
                 ),
             ),

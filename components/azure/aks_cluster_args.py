@@ -12,6 +12,7 @@ from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from .._base import AvailabilityZones, StrictModel
 from ..core import pins
+from ..core.errors import FieldProblem
 from ..core.names import AKS_POOL_NAME, GUID
 
 _CLUSTER_NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9_-]{0,61}[A-Za-z0-9])?$")
@@ -134,7 +135,9 @@ class AksClusterArgs(StrictModel):
     that scales; ``Free`` is for experiments with fewer than 10 nodes."""
 
     upgrade_channel: Literal["rapid", "stable", "patch", "node-image", "none"] = "patch"
-    """Kubernetes auto-upgrade channel. Default ``patch``: security patches without surprise minor upgrades."""
+    """Kubernetes auto-upgrade channel. Default ``patch``: security patches without surprise minor upgrades, so
+    ``kubernetes_version`` names a minor (``1.35``), never a patch. Under ``rapid`` and ``stable`` AKS also moves
+    the minor: leave ``kubernetes_version`` out, and the cluster's version is AKS's after creation."""
 
     node_os_upgrade_channel: Literal["NodeImage", "SecurityPatch", "Unmanaged", "None"] = "NodeImage"
     """Node OS upgrade channel. Default ``NodeImage``: kernel and NVIDIA driver move together as one
@@ -204,3 +207,32 @@ class AksClusterArgs(StrictModel):
             if not GUID.fullmatch(group):
                 raise ValueError(f"{group!r} is not an Entra ID object ID (expected a GUID)")
         return value
+
+    @model_validator(mode="after")
+    def _version_against_the_channel(self) -> AksClusterArgs:
+        """A version AKS's auto-upgrade channel moves away from: the next ``pulumi up`` would ask AKS for a
+        downgrade, which it refuses. The ``patch`` channel moves patches (so ``1.35.0`` drifts), ``rapid`` and
+        ``stable`` minors too (so any version written here drifts)."""
+        version, channel = self.kubernetes_version, self.upgrade_channel
+        if self.existing is not None or version is None:
+            return self
+        patch_pinned = version.count(".") == 2
+        if patch_pinned and channel in ("patch", "rapid", "stable"):
+            minor = version.rsplit(".", 1)[0]
+            raise FieldProblem(
+                "kubernetes_version",
+                version,
+                f"a patch version under upgrade_channel {channel!r}: AKS moves the cluster to newer patches, and the "
+                f"next pulumi up would ask for a downgrade to {version}, which AKS refuses; give the minor only "
+                f"({minor!r}), or set upgrade_channel 'none' to apply patches yourself",
+            )
+        if channel in ("rapid", "stable") and "kubernetes_version" in self.model_fields_set:
+            raise FieldProblem(
+                "kubernetes_version",
+                version,
+                f"a version under upgrade_channel {channel!r}: AKS moves the cluster to newer minor versions, and the "
+                f"next pulumi up would ask for a downgrade to {version}, which AKS refuses; leave kubernetes_version "
+                "out under this channel (the cluster starts at the pins table's default minor and AKS owns the version "
+                "from then on), or use upgrade_channel 'patch' to stay on a minor you choose",
+            )
+        return self

@@ -55,6 +55,9 @@ def managed_pool_problems(args: GpuNodePoolArgs) -> list[FieldProblem]:
             ]
         return []
     problems = []
+    if args.mig_profile is None and (args.mig_strategy != "mixed" or "mig_strategy" in args.model_fields_set):
+        why = "a pool of whole GPUs has no MIG slices to advertise, so it would reach no resource: set mig_profile, or leave mig_strategy out"
+        problems.append(FieldProblem("mig_strategy", args.mig_strategy, why))
     if args.autoscaling:
         problems.append(
             FieldProblem(

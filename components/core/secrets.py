@@ -23,6 +23,8 @@ _SECRET_WORDS |= {"credential", "credentials", "apikey", "passphrase"}
 _COUNT_WORDS = {"key", "keys", "token", "tokens"}
 """Words under which a number counts or sizes something (``max_num_batched_tokens: 8192``, ``experts_per_token``)
 rather than being a secret; a number under ``password`` is still one."""
+_NAMING_WORDS = {"name", "names", "ref", "refs"}
+"""Words that make a key hold the name of a secret (``secret_names``, ``token_secret_ref``), not a secret."""
 REFERENCE_KEYS = {"model_access_secret"}
 """Keys named like secrets that hold the *name* of a Kubernetes Secret, not a secret (KAITO's ``model_access_secret``)."""
 
@@ -98,9 +100,10 @@ def is_secret_key(key: Any, value: Any = None) -> bool:
 
     A number or a true/false is no secret under a word that counts (``max_num_batched_tokens: 8192``).
     """
-    if str(key) in REFERENCE_KEYS:
+    words = set(key_words(key))
+    if str(key) in REFERENCE_KEYS or words & _NAMING_WORDS:
         return False
-    secret = set(key_words(key)) & _SECRET_WORDS
+    secret = words & _SECRET_WORDS
     if not secret:
         return False
     if isinstance(value, bool) or value is None:
@@ -129,7 +132,8 @@ def masked(value: Any, key: Any = None) -> Any:
     """``value`` with every secret in it replaced by ``MASK``: all of it under a secret-named ``key``, and
     inside mappings and lists each value under a secret-named key and each credential-shaped string."""
     if key is not None and is_secret_key(key, value):
-        return MASK
+        # A mapping of secrets keeps its keys (client ids, not secrets), so a message can still say which is which.
+        return {k: MASK for k in value} if isinstance(value, dict) else MASK
     if isinstance(value, str):
         return redact(value)
     if isinstance(value, dict):

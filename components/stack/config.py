@@ -27,13 +27,13 @@ from ..gateway.semantic_router_gateway import SemanticRouterGatewayArgs
 from ..gpu import dra_api
 from ..gpu.device_plugin import NvidiaDevicePluginArgs
 from ..gpu.dra_device_classes import DraDeviceClassesArgs
-from ..gpu.qualification_gates import QualificationGatesArgs
+from ..gpu.qualification_gates import QualificationGatesArgs, rail_rate_problem
 from ..gpu.rdma_network import RdmaNetworkArgs
 from ..serving.dynamo_args import DynamoInferenceArgs
 from ..serving.kaito_workspace import KaitoWorkspaceArgs
 from ..serving.vllm_service import VllmServiceArgs
 from ..training.distributed_training_args import DistributedTrainingArgs
-from .config_checks import full_node_problems, gateway_name_problems, gpu_problems
+from .config_checks import full_node_problems, gateway_name_problems, gpu_problems, name_clash_problems
 from .stack_input import SECRET_KEYS, plain_credential_problems, region_problem, stack_problems, typo_secret_keys
 
 PROJECT = "aks-gpu-inference"
@@ -271,6 +271,12 @@ class StackConfig(StrictModel):
         gates = self.rdma.gates
         if gates is not None and gates.pool and gates.pool not in self.rdma.pools:
             problems.append(FieldProblem("rdma.gates.pool", gates.pool, f"not one of rdma.pools ({', '.join(self.rdma.pools)})"))
+        elif (
+            gates is not None
+            and gates.pool in pools
+            and (why := rail_rate_problem(gates.min_gbps_per_rail, pools[gates.pool].sku))
+        ):
+            problems.append(FieldProblem("rdma.gates.min_gbps_per_rail", gates.min_gbps_per_rail, why))
         return problems
 
     @model_validator(mode="after")
@@ -285,6 +291,7 @@ class StackConfig(StrictModel):
             names.add(model.name)
             problems += self._model_problems(where, model, pools)
         problems += full_node_problems(self.models, pools)
+        problems += name_clash_problems(self)
         problems += self._section_problems()
         problems += self._training_problems(pools) + self._dynamo_problems(pools)
         _raise(problems)

@@ -116,3 +116,34 @@ def gateway_name_problems(config: Any) -> list[FieldProblem]:
                 FieldProblem(f"gateway.decisions[{i}].model", decision.model, f"not a model the gateway serves ({served})")
             )
     return problems
+
+
+def name_clash_problems(config: Any) -> list[FieldProblem]:
+    """Two workloads that would make objects of the same name in one namespace: a model's Service and Deployment
+    (its ``name``), a KAITO workspace and its Service (its ``name``), Dynamo's graph and the Services its operator
+    makes (``<name>``, ``<name>-frontend``, ``-prefill``, ``-decode``). The second would overwrite the first, or
+    ``pulumi up`` fails on an object that already exists; the same KAITO entry twice is one such clash."""
+    from ..core.endpoints import dynamo_component_service
+    from ..serving.dynamo_manifests import COMPONENTS
+
+    taken: dict[tuple[str, str], str] = {}
+    problems = []
+
+    def take(namespace: str, names: list[str], where: str, value: str) -> None:
+        for name in names:
+            owner = taken.setdefault((namespace, name), where)
+            if owner != where:
+                why = f"{owner} already makes {name!r} in namespace {namespace!r}: give one of them another name or namespace"
+                problems.append(FieldProblem(f"{where}.name", value, why))
+                return
+
+    for index, model in enumerate(config.models):
+        if model.name not in [m.name for m in config.models[:index]]:  # a repeated model name is refused on its own
+            take(model.namespace, [model.name], f"models[{index}]", model.name)
+    for index, workspace in enumerate(config.kaito):
+        take(workspace.namespace, [workspace.name], f"kaito[{index}]", workspace.name)
+    if config.dynamo is not None and config.rdma is not None:
+        graph = config.dynamo.name
+        names = [graph, *(dynamo_component_service(graph, c) for c in COMPONENTS.values())]
+        take(config.rdma.namespace, names, "dynamo", graph)
+    return problems

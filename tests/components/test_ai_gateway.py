@@ -579,10 +579,10 @@ def test_every_problem_is_reported_at_once():
     """Before: the first problem stopped the check, so each fix revealed the next."""
     message = refusal(ARGS, [llama(name="Llama", api_key_secret=None), gpt(port=8443, api_key_secret="k")], {"alice": "k"})
     for expected in (
-        "client_keys=['alice']: no API key for client(s) bob",
+        "client_keys=<secret, not shown>: no API key for client(s) bob",
         "backends[0].name='Llama'",
         "backends[0].api_key_secret=None: self-hosted vLLM requires its API key",
-        "backends[1].api_key_secret='set': Azure OpenAI is called with Entra tokens",
+        "backends[1].api_key_secret=<secret, not shown>: Azure OpenAI is called with Entra tokens",
         "backends[1].port=8443: Azure OpenAI is served over HTTPS on 443",
     ):
         assert expected in message
