@@ -3,11 +3,12 @@ from the code (``python -m aks_gpu_inference.planner.docgen``); tests fail when 
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
+
+from aks_gpu_inference.components.core.doc_sections import replace_section
 
 
 class Section(NamedTuple):
@@ -29,21 +30,16 @@ class Section(NamedTuple):
 
     def into(self, document: str) -> str:
         """``document`` with the text between this section's markers replaced by the current rendering."""
-        pattern = re.compile(re.escape(self.begin) + r"\n.*?" + re.escape(self.end), re.S)
-        if not pattern.search(document):
-            raise ValueError(f"{self.page}: the markers {self.begin!r} ... {self.end!r} are missing")
-        return pattern.sub(lambda _: f"{self.begin}\n{self.render()}{self.end}", document)
+        return replace_section(document, self.begin, self.end, self.render(), self.page)
 
 
 def sections() -> list[Section]:
     from aks_gpu_inference.planner.fit_doc import formula_block
     from aks_gpu_inference.planner.pins_doc import pins_tables
-    from aks_gpu_inference.planner.stack_doc import reference
 
     return [
         Section("fit formula", "components/core/models.py FORMULA", "docs/serving.md", formula_block),
         Section("pins table", "components/core/pins.json", "docs/pins.md", pins_tables),
-        Section("stack-file reference", "components/stack/config.py StackConfig", "docs/stack-file.md", reference),
     ]
 
 

@@ -10,7 +10,7 @@ import pytest
 from pydantic import TypeAdapter, ValidationError
 
 from aks_gpu_inference.components.core.errors import REFERENCE
-from aks_gpu_inference.planner import stack_doc
+from aks_gpu_inference.components.stack import reference as stack_doc
 from tests.conftest import REPO
 from tests.test_stack_input_errors import problems
 
@@ -21,6 +21,10 @@ PAGE = (REPO / REFERENCE).read_text()
 def _pattern(path: str) -> re.Pattern:
     """A reference path as a pattern over a stack's concrete paths (`<name>` stands for any key)."""
     return re.compile(re.escape(path).replace(re.escape("<name>"), r"[^.\[]+") + "$")
+
+
+def test_the_page_is_the_models_own():
+    assert stack_doc.with_reference(PAGE) == PAGE, "run `make docs`"
 
 
 def test_every_key_the_repo_stacks_use_is_in_the_reference():
@@ -45,7 +49,7 @@ def test_every_key_has_a_type_a_default_a_reader_and_an_example():
     assert len(KEYS) > 250
     for key in KEYS:
         assert key.type and key.default and key.reader, key
-        assert key.example or "mapping" in key.type, f"{key.path}: no example (planner/stack_examples.yaml)"
+        assert key.example or "mapping" in key.type, f"{key.path}: no example (components/stack/reference_examples.yaml)"
         assert key.text, f"{key.path}: no docstring in the code"
 
 

@@ -13,7 +13,6 @@ from ..core import catalog, vm_disks
 from ..core.errors import FieldProblem, FieldProblems
 from ..core.labels import GPU_TAINT, RDMA_LABEL, SPOT_TAINT
 from ..core.names import AKS_POOL_NAME, DNS_LABEL
-from .managed_gpu import managed_pool_problems
 
 GPU_MODEL_LABEL = "aks-gpu-inference/gpu-model"
 """Node label with the pool's GPU model (``A100-80GB``), for dashboards and node selection by model."""
@@ -229,7 +228,7 @@ def pool_problems(args: GpuNodePoolArgs) -> list[FieldProblem]:
         *_spot_problems(args),
         *_disk_problems(args),
         *_upgrade_problems(args),
-        *managed_pool_problems(args),
+        *_managed_problems(args),
     ]
 
 
@@ -352,3 +351,36 @@ def os_disk(args: GpuNodePoolArgs) -> tuple[str, int | None]:
     if args.os_disk_type == "Ephemeral" and args.os_disk_size_gb is None and limit is not None and limit < DEFAULT_OS_DISK_GB:
         return "Ephemeral", limit
     return args.os_disk_type, args.os_disk_size_gb
+
+
+def _managed_problems(args: GpuNodePoolArgs) -> list[FieldProblem]:
+    """What AKS refuses for a managed GPU pool, and settings that only mean something on one."""
+    if args.gpu_management != "managed":
+        if args.mig_strategy != "mixed":
+            return [
+                FieldProblem(
+                    "mig_strategy", args.mig_strategy, "only managed GPU pools take a MIG strategy (gpu_management: managed)"
+                )
+            ]
+        return []
+    problems = []
+    if args.mig_profile is None and (args.mig_strategy != "mixed" or "mig_strategy" in args.model_fields_set):
+        why = "a pool of whole GPUs has no MIG slices to advertise, so it would reach no resource: set mig_profile, or leave mig_strategy out"
+        problems.append(FieldProblem("mig_strategy", args.mig_strategy, why))
+    if args.autoscaling:
+        problems.append(
+            FieldProblem(
+                "min_count",
+                args.min_count,
+                "AKS does not support the cluster autoscaler on managed GPU pools (preview): set count and scale the pool by hand",
+            )
+        )
+    if args.driver != "aks":
+        problems.append(FieldProblem("driver", args.driver, "a managed GPU pool needs the AKS-installed driver (driver: aks)"))
+    if args.sku.gpu_vendor != "nvidia":
+        problems.append(
+            FieldProblem(
+                "gpu_management", "managed", f"AKS manages NVIDIA GPUs only; {args.vm_size} has {args.sku.gpu_vendor} GPUs"
+            )
+        )
+    return problems

@@ -19,7 +19,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..core import pins
-from ..core.errors import FieldProblem
 
 if TYPE_CHECKING:
     from .gpu_node_pool_args import GpuNodePoolArgs
@@ -42,39 +41,6 @@ DCGM_SCRAPE_SETTINGS = {
 """Managed Prometheus's settings ConfigMap (``ama-metrics-settings-configmap`` in ``kube-system``) that turns
 on scraping of every managed GPU pool's DCGM exporter (MicrosoftDocs/azure-aks-docs@9788cf58f17c742c9d2854b0dc4bbdf6c283f432:
 articles/aks/monitor-gpu-metrics.md)."""
-
-
-def managed_pool_problems(args: GpuNodePoolArgs) -> list[FieldProblem]:
-    """What AKS refuses for a managed GPU pool, and settings that only mean something on one."""
-    if args.gpu_management != "managed":
-        if args.mig_strategy != "mixed":
-            return [
-                FieldProblem(
-                    "mig_strategy", args.mig_strategy, "only managed GPU pools take a MIG strategy (gpu_management: managed)"
-                )
-            ]
-        return []
-    problems = []
-    if args.mig_profile is None and (args.mig_strategy != "mixed" or "mig_strategy" in args.model_fields_set):
-        why = "a pool of whole GPUs has no MIG slices to advertise, so it would reach no resource: set mig_profile, or leave mig_strategy out"
-        problems.append(FieldProblem("mig_strategy", args.mig_strategy, why))
-    if args.autoscaling:
-        problems.append(
-            FieldProblem(
-                "min_count",
-                args.min_count,
-                "AKS does not support the cluster autoscaler on managed GPU pools (preview): set count and scale the pool by hand",
-            )
-        )
-    if args.driver != "aks":
-        problems.append(FieldProblem("driver", args.driver, "a managed GPU pool needs the AKS-installed driver (driver: aks)"))
-    if args.sku.gpu_vendor != "nvidia":
-        problems.append(
-            FieldProblem(
-                "gpu_management", "managed", f"AKS manages NVIDIA GPUs only; {args.vm_size} has {args.sku.gpu_vendor} GPUs"
-            )
-        )
-    return problems
 
 
 def gpu_resource(args: GpuNodePoolArgs) -> tuple[str, int]:

@@ -17,12 +17,46 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from .vllm_releases import PINNED_VLLM_VERSION, TRITON_MXFP4_SINCE, gpu_generation, release
 
-if TYPE_CHECKING:
-    from .model_facts import ModelFactsArgs
+
+class ModelShape(Protocol):
+    """What the weight count reads of a model: ``ModelFactsArgs`` has it (a protocol, so that the facts can count
+    their weights here without this module importing them back)."""
+
+    layers: int
+    kv_heads: int
+    attention_heads: int | None
+    head_dim: int
+    dtype: str
+    vocab_size: int | None
+    experts: int | None
+    experts_per_token: int | None
+    attention: str
+    kv_lora_rank: int | None
+    qk_rope_head_dim: int | None
+    qk_nope_head_dim: int | None
+    v_head_dim: int | None
+    q_lora_rank: int | None
+    shared_expert_intermediate_size: int | None
+    dense_layers: int
+    dense_intermediate_size: int | None
+    quantization: str
+    quant_group_size: int | None
+    tie_word_embeddings: bool
+    attention_bias: bool
+    checkpoint_gb: float | None
+    encoder_params_b: float
+    skipped_layers: int
+
+    @property
+    def hidden(self) -> int: ...
+
+    @property
+    def intermediate(self) -> int: ...
+
 
 WEIGHT_BYTES = {"bfloat16": 2.0, "float16": 2.0, "fp8": 1.0, "int4": 0.5}
 """Bytes per parameter for each weight dtype."""
@@ -68,7 +102,7 @@ class Parts:
         return sum(getattr(self, f.name) for f in fields(self))
 
 
-def _attention(m: ModelFactsArgs) -> Parts:
+def _attention(m: ModelShape) -> Parts:
     hidden, heads = m.hidden, m.attention_heads or m.kv_heads
     if m.attention == "mla":
         nope, rope = m.qk_nope_head_dim or m.head_dim, m.qk_rope_head_dim or 0
@@ -85,7 +119,7 @@ def _attention(m: ModelFactsArgs) -> Parts:
     return Parts(sharded=2 * hidden * heads * m.head_dim, kv=2 * hidden * m.kv_heads * m.head_dim, kept=bias)
 
 
-def _mlp(m: ModelFactsArgs, moe: bool) -> Parts:
+def _mlp(m: ModelShape, moe: bool) -> Parts:
     hidden = m.hidden
     if not moe:
         return Parts(sharded=3 * hidden * (m.dense_intermediate_size or m.intermediate))
@@ -94,11 +128,11 @@ def _mlp(m: ModelFactsArgs, moe: bool) -> Parts:
     return Parts(sharded=shared, experts=3 * hidden * m.intermediate * experts, kept_replicated=hidden * experts)
 
 
-def _layer(m: ModelFactsArgs, moe: bool) -> Parts:
+def _layer(m: ModelShape, moe: bool) -> Parts:
     return _attention(m) + _mlp(m, moe) + Parts(kept_replicated=2 * m.hidden)
 
 
-def model_parts(m: ModelFactsArgs, vocab: int | None = None) -> Parts:
+def model_parts(m: ModelShape, vocab: int | None = None) -> Parts:
     """Parameters of the layers vLLM loads, by placement; ``vocab`` overrides the vocabulary (padding)."""
     moe_layers = m.layers - m.dense_layers if m.experts else 0
     embeddings = (vocab or m.vocab_size or 0) * m.hidden * (1 if m.tie_word_embeddings else 2)
@@ -109,7 +143,7 @@ def model_parts(m: ModelFactsArgs, vocab: int | None = None) -> Parts:
     )
 
 
-def skipped_parts(m: ModelFactsArgs) -> Parts:
+def skipped_parts(m: ModelShape) -> Parts:
     """Parameters on disk that vLLM does not load: DeepSeek's multi-token-prediction layer is a decoder layer
     plus its own embeddings, output head and a 2 x hidden -> hidden projection."""
     if not m.skipped_layers:
@@ -118,14 +152,14 @@ def skipped_parts(m: ModelFactsArgs) -> Parts:
     return (_layer(m, bool(m.experts)) + extra) * m.skipped_layers
 
 
-def _quantization(m: ModelFactsArgs, dtype: str) -> str:
+def _quantization(m: ModelShape, dtype: str) -> str:
     """The storage of the linear weights: the checkpoint's own, or the dtype asked for an unquantized one."""
     if m.quantization != "none" or dtype in ("auto", "bfloat16", "float16"):
         return m.quantization
     return {"fp8": "fp8", "int4": "int4"}[dtype]
 
 
-def linear_bytes(m: ModelFactsArgs, quantization: str) -> float:
+def linear_bytes(m: ModelShape, quantization: str) -> float:
     """Bytes per parameter of a quantized linear weight (scales included)."""
     plain = WEIGHT_BYTES[m.dtype]
     if quantization == "fp8":
@@ -138,14 +172,14 @@ def linear_bytes(m: ModelFactsArgs, quantization: str) -> float:
     return plain
 
 
-def expert_bytes(m: ModelFactsArgs, quantization: str) -> float:
+def expert_bytes(m: ModelShape, quantization: str) -> float:
     """Bytes per parameter of a routed expert's weight: MXFP4 quantizes only the experts."""
     if quantization == "mxfp4":
         return 0.5 + 1 / MXFP4_BLOCK
     return linear_bytes(m, quantization)
 
 
-def checkpoint_weight_bytes(m: ModelFactsArgs, dtype: str = "auto") -> float:
+def checkpoint_weight_bytes(m: ModelShape, dtype: str = "auto") -> float:
     """Bytes of every weight vLLM loads, as the checkpoint stores them (all ranks together): the checkpoint's
     measured size less the layers vLLM skips when it is known, else the layer count."""
     quantization = _quantization(m, dtype)
@@ -154,18 +188,18 @@ def checkpoint_weight_bytes(m: ModelFactsArgs, dtype: str = "auto") -> float:
     return _stored_bytes(m, model_parts(m), quantization)
 
 
-def _non_expert_linear_bytes(m: ModelFactsArgs, quantization: str) -> float:
+def _non_expert_linear_bytes(m: ModelShape, quantization: str) -> float:
     """Bytes per parameter of the linear weights that are not routed experts (MXFP4 leaves them in ``dtype``)."""
     return WEIGHT_BYTES[m.dtype] if quantization == "mxfp4" else linear_bytes(m, quantization)
 
 
-def _stored_bytes(m: ModelFactsArgs, parts: Parts, quantization: str) -> float:
+def _stored_bytes(m: ModelShape, parts: Parts, quantization: str) -> float:
     linear, plain = _non_expert_linear_bytes(m, quantization), WEIGHT_BYTES[m.dtype]
     quantized = (parts.sharded + parts.replicated + parts.kv) * linear + parts.experts * expert_bytes(m, quantization)
     return quantized + (parts.kept + parts.kept_replicated) * plain
 
 
-def _experts_per_gpu(m: ModelFactsArgs, tp: int, quantization: str, vllm_version: str, gpu: str) -> float:
+def _experts_per_gpu(m: ModelShape, tp: int, quantization: str, vllm_version: str, gpu: str) -> float:
     """Bytes of the routed experts on one rank; MXFP4 pads the shapes its kernels need."""
     if not m.experts:
         return 0.0
@@ -177,7 +211,7 @@ def _experts_per_gpu(m: ModelFactsArgs, tp: int, quantization: str, vllm_version
 
 
 def per_gpu_weight_bytes(
-    m: ModelFactsArgs, tp: int, dtype: str = "auto", *, vllm_version: str = PINNED_VLLM_VERSION, gpu: str = ""
+    m: ModelShape, tp: int, dtype: str = "auto", *, vllm_version: str = PINNED_VLLM_VERSION, gpu: str = ""
 ) -> float:
     """Bytes of weights one rank holds after vLLM has loaded and processed them ("Model loading took")."""
     quantization = _quantization(m, dtype)
@@ -197,7 +231,7 @@ def per_gpu_weight_bytes(
     return per_gpu
 
 
-def _mla_copies(m: ModelFactsArgs) -> float:
+def _mla_copies(m: ModelShape) -> float:
     """bf16 ``W_UV`` and ``W_UK_T`` vLLM's MLA backends derive from ``kv_b_proj`` (all ranks together)."""
     if m.attention != "mla":
         return 0.0
@@ -206,7 +240,7 @@ def _mla_copies(m: ModelFactsArgs) -> float:
     return m.layers * per_layer * 2
 
 
-def parameters(m: ModelFactsArgs) -> tuple[float, float]:
+def parameters(m: ModelShape) -> tuple[float, float]:
     """(all, active per token) parameters of the layers vLLM loads, in billions."""
     parts = model_parts(m)
     active = parts.total

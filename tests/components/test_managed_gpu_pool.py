@@ -8,6 +8,7 @@ import pytest
 from aks_gpu_inference.components import GpuNodePool, GpuNodePoolArgs
 from aks_gpu_inference.components._base import ComponentInputError
 from aks_gpu_inference.components.azure import managed_gpu
+from aks_gpu_inference.components.azure.gpu_node_pool_args import pool_problems
 from tests.conftest import cluster_context, one, registered_before_error, run_components
 
 T4 = {"name": "t4", "vm_size": "Standard_NC4as_T4_v3", "count": 2}
@@ -63,13 +64,13 @@ def test_the_mig_strategy_decides_what_a_node_advertises(strategy, resource, cou
 )
 def test_what_aks_refuses_on_a_managed_pool(extra, field, says):
     args = GpuNodePoolArgs.model_construct(**{**T4, "gpu_management": "managed", **extra})
-    assert any(p.field == field and says in p.problem for p in managed_gpu.managed_pool_problems(args))
+    assert any(p.field == field and says in p.problem for p in pool_problems(args))
     with pytest.raises(ValueError, match=f"{field}="):  # the args model refuses the same
         GpuNodePoolArgs.model_validate({**T4, "gpu_management": "managed", **extra})
 
 
 def test_a_mig_strategy_on_an_unmanaged_pool_is_refused():
-    problems = managed_gpu.managed_pool_problems(GpuNodePoolArgs.model_construct(**{**A100_MIG, "mig_strategy": "single"}))
+    problems = pool_problems(GpuNodePoolArgs.model_construct(**{**A100_MIG, "mig_strategy": "single"}))
     assert [p.field for p in problems] == ["mig_strategy"]
 
 

@@ -12,8 +12,6 @@ ALLOWED = {
     "components.stack.stack_input": "the stack's secret keys, which stack files are read with",
     "components.serving.llmd_registry": "llm-d's picker and sidecar rules, generated from their source",
     "components.serving.picker_check": "the picker config and flags read as the pinned llm-d release reads them",
-    "components.stack.config": "the typed stack config docs/stack-file.md is generated from: only `make docs` "
-    "(planner/stack_doc.py) imports it, inside the function that walks the model, so no plan, scan or fit loads it",
     "components.serving.dynamo_runtime": "Dynamo's runtime hops and the variables that fix their ports, which the "
     "request-path check follows through the NetworkPolicies (one home: the graph's pods are given the same facts)",
 }

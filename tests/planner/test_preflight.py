@@ -41,12 +41,12 @@ def facts(*files: str, features=()) -> azure_facts.AzureFacts:
 
 def test_the_plan_counts_every_pool_at_its_maximum_with_surge():
     rows = {n.name: n for n in demand.needs(planned_stack("prod").resources, "eastus")}
-    # h100: 2 nodes, no surge (GPU pools upgrade with maxSurge 0); system: 3 + 1 surge x 8; platform: 3 + 1 x 4;
-    # the KAITO workspace's one NC24ads A100 v4 node (24 vCPUs).
+    # h100: 2 nodes, no surge (GPU pools upgrade with maxSurge 0); system: 3 + 1 surge x 8 (prod has no platform
+    # pool); the KAITO workspace's one NC24ads A100 v4 node (24 vCPUs).
     assert rows["standardNDSH100v5Family"].vcpus == 192
-    assert rows["standardDDSv5Family"].vcpus == 4 * 8 + 4 * 4
+    assert rows["standardDDSv5Family"].vcpus == 4 * 8
     assert rows["StandardNCADSA100v4Family"].vcpus == 24
-    assert rows[quota.REGIONAL].vcpus == 192 + 48 + 24 and list(rows)[-1] == quota.REGIONAL
+    assert rows[quota.REGIONAL].vcpus == 192 + 32 + 24 and list(rows)[-1] == quota.REGIONAL
 
 
 def test_spot_pools_draw_on_the_spot_quota_only():
