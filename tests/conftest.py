@@ -180,9 +180,12 @@ SLOW_MODULES = {
     "tests/components/test_training_run.py",
     "tests/components/test_checkpoint_storage.py",
     "tests/planner/test_dynamo_graph_path.py",
+    "tests/test_component_identity.py",
+    "tests/planner/test_capacity.py",
 }
 """Modules ``make test-fast`` leaves out (``-m "not slow"``): the fast lane keeps the pure functions, the components
-under mocks and the policies; ``make test`` runs everything."""
+under mocks and the policies; ``make test`` runs everything. Single tests that take seconds (a stack planned, a CRD of
+megabytes validated, the generator run at its tag) carry ``@pytest.mark.slow`` themselves."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

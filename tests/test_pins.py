@@ -50,6 +50,7 @@ def version_literals(path, where: str) -> list[str]:
     ]
 
 
+@pytest.mark.slow
 def test_no_module_but_the_pins_writes_a_version():
     modules = [p for pkg in ("components", "planner", "policies") for p in sorted((REPO / pkg).rglob("*.py"))]
     assert len(modules) > 150, "the code was found"

@@ -134,6 +134,7 @@ def test_plain_text_provider_credentials_are_flagged_with_the_fix():
     assert config_from_env(env | {}, secret_keys=["azure-native:clientSecret"]) == {"location": "eastus"}
 
 
+@pytest.mark.slow
 def test_plan_refusal_and_its_stale_file_never_hold_the_secret(tmp_path):
     from tests.test_stack_input_errors import REPO, main, shutil, stack_config, yaml
 

@@ -240,6 +240,7 @@ def test_what_cannot_be_read_is_an_error_not_a_guess(tmp_path):
     not (MIRROR.is_dir() and CR_MIRROR.is_dir()),
     reason=f"no llm-d-router mirror at {MIRROR} (set $LLMD_ROUTER_MIRROR and $CONTROLLER_RUNTIME_MIRROR)",
 )
+@pytest.mark.slow
 def test_the_committed_table_is_what_the_generator_makes_at_the_pinned_tag(tmp_path):
     out = tmp_path / "table.json"
     argv = ["--repo", str(MIRROR), "--tag", PICKER_RELEASE, "--controller-runtime", str(CR_MIRROR), "--out", str(out)]

@@ -94,6 +94,7 @@ def test_the_project_does_not_run_its_own_device_plugin_or_dra_driver_on_a_manag
     assert any(p.field == "pools" and "managed GPU pool" in p.problem for p in dra)
 
 
+@pytest.mark.slow
 def test_a_stack_with_a_managed_pool_scrapes_its_dcgm_exporter_and_leaves_it_to_aks():
     from tests.conftest import run_stack, stack_config
 

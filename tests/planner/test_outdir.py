@@ -109,6 +109,7 @@ def test_out_dot_inside_a_checkout_deletes_nothing(checkout, capsys, monkeypatch
     assert sorted(p.name for p in checkout.iterdir()) == before
 
 
+@pytest.mark.slow
 def test_plan_then_refused_plan_marks_the_default_folder_stale(checkout, capsys):
     assert main(["plan", "dev", "--project-dir", str(checkout), "-q"]) == 0
     out = checkout / "out" / "dev"

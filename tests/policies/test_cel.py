@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.planner.imports import REPO
 
 EXPRESSIONS = [
@@ -58,6 +60,7 @@ def test_the_first_process_builds_and_saves_the_parser_the_next_loads_the_same_o
     assert len(built["errors"]) == len(BAD)
 
 
+@pytest.mark.slow
 def test_a_corrupt_or_foreign_file_is_ignored_and_replaced(tmp_path):
     _probe(tmp_path)
     [saved] = _saved(tmp_path)

@@ -194,6 +194,7 @@ def test_privileged_gpu_container(kind, run, tmp_path):
     assert found[0][2].startswith(f"{kind.label} {kind.where}: {PRIVILEGED}")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(crds_dir() is None, reason=missing_reason())
 @pytest.mark.parametrize("kind", [*KINDS, "nodepool.yaml"], ids=str)
 def test_fixture_against_crd(kind):
