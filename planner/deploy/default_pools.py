@@ -45,7 +45,7 @@ def platform_pool(model: DeployModel) -> DefaultPool | None:
         fits, _ = fitting_pools(model, obj, template.spec)
         if pool in fits and obj.label not in workloads:
             workloads.append(obj.label)
-    return DefaultPool(pool, tuple(workloads))
+    return DefaultPool(pool, tuple(sorted(workloads)))  # the engine registers in no fixed order
 
 
 def check(model: DeployModel) -> list[Finding]:
