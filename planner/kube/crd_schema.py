@@ -34,16 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aks_gpu_inference.planner.kube.crd_cel import OLD_SELF, CelEngine
-from aks_gpu_inference.planner.kube.crd_files import (
-    CRD,
-    CRDIndex,
-    CRDVersion,
-    crd_index,
-    crds_in_text,
-    load_crd,
-    load_crds,
-    parse_crd,
-)
+from aks_gpu_inference.planner.kube.crd_files import CRD, CRDIndex, parse_crd
 from aks_gpu_inference.planner.kube.crd_metadata import OBJECT_META_FIELDS, meta_problems
 from aks_gpu_inference.planner.kube.json_values import TYPE_CHECKS, child, is_int, is_number, json_equal, json_type, show
 from aks_gpu_inference.planner.kube.schema_keywords import (
@@ -52,20 +43,6 @@ from aks_gpu_inference.planner.kube.schema_keywords import (
     number_problems,
     property_problems,
 )
-
-__all__ = [
-    "CRD",
-    "CRDIndex",
-    "CRDVersion",
-    "ValidationResult",
-    "crd_index",
-    "crds_in_text",
-    "load_crd",
-    "load_crds",
-    "parse_crd",
-    "validate",
-    "validate_object",
-]
 
 
 @dataclass
