@@ -13,6 +13,7 @@ from ..core import catalog, vm_disks
 from ..core.errors import FieldProblem, FieldProblems
 from ..core.labels import GPU_TAINT, RDMA_LABEL, SPOT_TAINT
 from ..core.names import AKS_POOL_NAME, DNS_LABEL
+from .interconnect import INTERCONNECT_LABEL, InterconnectArgs, interconnect_problems
 from .managed_gpu import managed_pool_problems
 
 GPU_MODEL_LABEL = "aks-gpu-inference/gpu-model"
@@ -116,6 +117,11 @@ class GpuNodePoolArgs(StrictModel):
     """Zones for the nodes. Default none: GPU capacity is often in one zone only, and pinning a zone
     the region lacks fails the create."""
 
+    interconnect: InterconnectArgs | None = None
+    """The Azure InterconnectGroup of a rack-scale pool (ND GB200/GB300 v6): the stack creates it, and every NIC claim
+    of the pool selects its group and subgroup through DRANET's attributes (``components/azure/interconnect.py`` says
+    what that enforces and what AKS cannot). Default None. Needs ``rdma: true`` and at most one rack of nodes."""
+
     capacity_reservation_group_id: str | None = None
     """Resource ID of an on-demand capacity reservation group to draw nodes from. Default None.
     Reserving GPU capacity is the reliable way to scale out when regions run dry."""
@@ -207,6 +213,8 @@ class GpuNodePoolArgs(StrictModel):
         }
         if self.rdma:
             labels[RDMA_LABEL] = "true"
+        if self.interconnect is not None:
+            labels[INTERCONNECT_LABEL] = self.interconnect.name
         return {**labels, **self.labels}
 
     def tolerations(self) -> list[dict[str, str]]:
@@ -230,6 +238,7 @@ def pool_problems(args: GpuNodePoolArgs) -> list[FieldProblem]:
         *_disk_problems(args),
         *_upgrade_problems(args),
         *managed_pool_problems(args),
+        *interconnect_problems(args),
     ]
 
 
@@ -259,6 +268,12 @@ def _gpu_problems(args: GpuNodePoolArgs) -> list[FieldProblem]:
                 f"AKS installs NVIDIA drivers only; {args.vm_size} has AMD GPUs: use driver 'none' and AMD's GPU operator",
             )
         )
+    if sku.arch == "arm64" and sku.rack_size and args.os_sku != "Ubuntu":
+        why = (
+            f"AKS's node image for {args.vm_size} is Ubuntu 24.04 arm64 only (Azure/AgentBaker@06836ee2:"
+            "vhdbuilder/packer/install-dependencies.sh:914): use 'Ubuntu' (24.04 from Kubernetes 1.35)"
+        )
+        problems.append(FieldProblem("os_sku", args.os_sku, why))
     if args.rdma and not sku.rdma:
         problems.append(
             FieldProblem("rdma", args.rdma, f"{args.vm_size} is not RDMA-capable; RDMA sizes: {', '.join(rdma_sizes())}")

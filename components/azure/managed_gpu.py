@@ -65,6 +65,14 @@ def managed_pool_problems(args: GpuNodePoolArgs) -> list[FieldProblem]:
         )
     if args.driver != "aks":
         problems.append(FieldProblem("driver", args.driver, "a managed GPU pool needs the AKS-installed driver (driver: aks)"))
+    if args.sku.arch == "arm64":
+        why = (
+            f"{args.vm_size} is an arm64 (Grace) size, and AKS documents its managed GPU experience for none "
+            "(aks-managed-gpu-nodes.md; AgentBaker's GPU size maps have no GB entry, and its GB node image runs its own "
+            "device plugin and DCGM exporter): serve the GPUs through DRA (the dra section), as DRANET's AKS GB300 "
+            "example does"
+        )
+        problems.append(FieldProblem("gpu_management", "managed", why))
     if args.sku.gpu_vendor != "nvidia":
         problems.append(
             FieldProblem(

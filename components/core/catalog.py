@@ -79,6 +79,9 @@ class GpuSku:
     rdma: bool = False
     ephemeral_os_disk: bool = True
     arch: str = "x86_64"
+    rack_size: int | None = None
+    """VMs in one rack-scale NVLink domain (an NVL72 rack: 18 GB-series VMs), or None for sizes whose NVLink ends at
+    the VM. Such a size's VMs are placed in Azure interconnect groups, one subgroup per rack."""
     price_usd_per_hour: float | None = None
     price_date: str | None = None
     price_source: str | None = None
@@ -220,6 +223,19 @@ def gpu_has_nvlink(gpu_model: str) -> bool | None:
     does not know the model (None)."""
     sizes = [sku for sku in skus().values() if sku.gpu_model == gpu_model]
     return any(sku.nvlink and "NVLink" in sku.nvlink for sku in sizes) if sizes else None
+
+
+def node_arch(vm_size: str) -> str:
+    """The CPU architecture of a node of any size as Kubernetes labels it (``kubernetes.io/arch``): the catalog's for
+    GPU sizes (the GB-series are NVIDIA Grace, arm64), else Azure's ``p`` capability letter (Ampere Altra and Cobalt
+    sizes, ``Standard_D8pds_v5``) for arm64."""
+    sku = skus().get(vm_size)
+    if sku is not None:
+        return "arm64" if sku.arch == "arm64" else "amd64"
+    try:
+        return "arm64" if "p" in parse_vm_size(vm_size).capabilities else "amd64"
+    except ValueError:
+        return "amd64"
 
 
 def is_rdma_capable(vm_size: str) -> bool:

@@ -33,7 +33,7 @@ from ..serving.dynamo_args import DynamoInferenceArgs
 from ..serving.kaito_workspace import KaitoWorkspaceArgs
 from ..serving.vllm_service import VllmServiceArgs
 from ..training.distributed_training_args import DistributedTrainingArgs
-from .config_checks import full_node_problems, gateway_name_problems, gpu_problems
+from .config_checks import full_node_problems, gateway_name_problems, gpu_problems, rack_problems
 from .stack_input import SECRET_KEYS, region_problem, stack_problems, typo_secret_keys
 
 PROJECT = "aks-gpu-inference"
@@ -227,7 +227,7 @@ class StackConfig(StrictModel):
 
     @model_validator(mode="after")
     def _dra_and_rdma(self) -> StackConfig:
-        _raise(self._version_problems() + self._section_pool_problems())
+        _raise(self._version_problems() + self._section_pool_problems() + rack_problems(self))
         return self
 
     def _version_problems(self) -> list[FieldProblem]:
