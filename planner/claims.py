@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from aks_gpu_inference.components.azure.interconnect import INTERCONNECT_LABEL
 from aks_gpu_inference.components.core import catalog, pins
 from aks_gpu_inference.components.core.labels import (
     AGENTPOOL_LABEL,
@@ -23,7 +24,6 @@ from aks_gpu_inference.components.core.labels import (
     POOL_ANNOTATION,
     RDMA_DEVICE_CLASS,
 )
-from aks_gpu_inference.components.azure.interconnect import INTERCONNECT_LABEL
 from aks_gpu_inference.components.gpu.compute_domain import CHANNEL_CLASS_CEL, CHANNEL_DEVICE_CLASS, COMPUTE_DOMAIN_DRIVER
 from aks_gpu_inference.planner.azure.pools import agent_pool, aks_managed_gpus
 from aks_gpu_inference.planner.engine.program import ProgramRun, interconnect_attributes

@@ -163,6 +163,7 @@ SLOW_MODULES = {
     "tests/test_pack_install.py",
     "tests/test_stack_input_errors.py",
     "tests/test_seed004_stack.py",
+    "tests/test_gb300_stack.py",
     "tests/planner/test_plan_cli.py",
     "tests/planner/test_policy_verdicts.py",
     "tests/planner/test_charts.py",

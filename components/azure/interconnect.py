@@ -99,12 +99,16 @@ class InterconnectPlacement:
         """CEL for a NIC request: the device's node is in the group and the subgroup. The ``in`` test first: a node
         outside every group publishes no such attribute, and a missing key would be an evaluation error, which aborts
         the allocation instead of passing the node over."""
-        return [_attribute_cel(GROUP_ATTRIBUTE, self.group_guid), _attribute_cel(SUBGROUP_ATTRIBUTE, self.subgroup_id)]
+        return [
+            pulumi.Output.from_input(value).apply(lambda v, a=attribute: attribute_cel(a, v))
+            for attribute, value in ((GROUP_ATTRIBUTE, self.group_guid), (SUBGROUP_ATTRIBUTE, self.subgroup_id))
+        ]
 
 
-def _attribute_cel(attribute: str, value: pulumi.Input[str]) -> pulumi.Input[str]:
+def attribute_cel(attribute: str, value: str) -> str:
+    """CEL that admits a device whose ``azure.dra.net`` ``attribute`` is ``value``, and no device without it."""
     domain = f'device.attributes["{AZURE_DOMAIN}"]'
-    return pulumi.Output.concat(f'"{attribute}" in {domain} && {domain}["{attribute}"] == "', value, '"')
+    return f'"{attribute}" in {domain} && {domain}["{attribute}"] == "{value}"'
 
 
 def _first_subgroup(group: str, subgroups: Any) -> str:

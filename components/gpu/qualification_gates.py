@@ -19,7 +19,7 @@ from ..core import pins
 from ..core.errors import FieldProblem
 from ..core.images import pin_problem
 from .compute_domain import CHANNEL_CLAIM
-from .gate_jobs import GATE_LABEL, GATES, NVLINK_GATE, NVL72_BUSBW_GBPS, Gate, GatePlan, script_files
+from .gate_jobs import GATE_LABEL, GATES, NVL72_BUSBW_GBPS, NVLINK_GATE, Gate, GatePlan, script_files
 from .pod_contract import RdmaPodSpec, full_node_gpu_template
 from .pools import GpuPool
 

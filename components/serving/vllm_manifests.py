@@ -14,6 +14,7 @@ from ..core import models, pins, startup
 from ..core.endpoints import INSTANCE_LABEL, VLLM_PORT
 from ..core.labels import ROLE_LABEL, is_mig_resource, mig_slice
 from ..core.security import restricted_container, restricted_pod
+from ..gpu.compute_domain import CHANNEL_CLAIM
 from .vllm_disaggregation import (
     NIXL_KV_TRANSFER,
     engine_anti_affinity,
@@ -22,8 +23,6 @@ from .vllm_disaggregation import (
     routing_sidecar,
 )
 from .vllm_service_args import ScalingMonitor, VllmServiceArgs
-
-from ..gpu.compute_domain import CHANNEL_CLAIM
 
 if TYPE_CHECKING:
     from ..azure.gpu_node_pool import GpuNodePool

@@ -14,11 +14,13 @@ from typing import Any
 
 from aks_gpu_inference.planner.charts import ChartRender
 from aks_gpu_inference.planner.deploy import (
+    architecture,
     arm,
     capacity,
     chart_checks,
     crds,
     devices,
+    interconnect,
     lifecycle,
     namespaces,
     pod_security,
@@ -57,5 +59,7 @@ def run(model: DeployModel, as_of: date, upstream: Path | None) -> list[Finding]
         *request_path.check(model, upstream),
         *lifecycle.check(model, as_of),
         *arm.check(model),
+        *architecture.check(model),
+        *interconnect.check(model),
     ]
     return sorted(findings, key=lambda f: (f.level != "blocker", CHECKS.index(f.check)))

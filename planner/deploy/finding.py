@@ -18,6 +18,8 @@ CHECKS = (
     "request-path",
     "lifecycle",
     "arm",
+    "architecture",
+    "interconnect",
 )
 
 NOT_CHECKED = (
