@@ -13,12 +13,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from aks_gpu_inference.components.azure.interconnect import INTERCONNECT_LABEL
 from aks_gpu_inference.components.core import catalog, pins
 from aks_gpu_inference.components.core.labels import (
     AGENTPOOL_LABEL,
     DRANET_DRIVER,
     GPU_DEVICE_CLASS,
+    INTERCONNECT_LABEL,
     MIG_DEVICE_CLASS,
     NVIDIA_DRA_DRIVER,
     POOL_ANNOTATION,

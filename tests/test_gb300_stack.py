@@ -70,6 +70,8 @@ def test_a_compute_domain_serves_the_engines_and_the_nvlink_gate():
     assert [c["name"] for c in nvlink["resourceClaims"]] == ["gpus", "imex-channel"], "the NVLink gate claims no NIC"
     env = {e["name"]: e["value"] for e in nvlink["containers"][0]["env"]}
     assert float(env["MIN_NVLINK_GBPS"]) == 0.75 * 834.6 and env["GPUS_PER_NODE"] == "4"
+    ib = {e["name"]: e["value"] for e in pods["qualify-3-ib-write-bw-1"]["containers"][0]["env"]}
+    assert float(ib["MIN_GBPS"]) == 0.75 * 449.43, "75% of what GB300's NICs were measured at on AKS, not of 800 Gb/s"
 
 
 def test_the_claims_are_satisfied_on_simulated_gb300_nodes_of_the_group():

@@ -35,17 +35,18 @@ from pydantic import Field
 from .._base import StrictModel
 from ..core import pins
 from ..core.errors import FieldProblem
+from ..core.labels import INTERCONNECT_GROUP_ATTRIBUTE as GROUP_ATTRIBUTE
+from ..core.labels import INTERCONNECT_LABEL
+from ..core.labels import INTERCONNECT_SUBGROUP_ATTRIBUTE as SUBGROUP_ATTRIBUTE
 
 if TYPE_CHECKING:
     from ..context import ClusterContext
     from .gpu_node_pool_args import GpuNodePoolArgs
 
+__all__ = ["GROUP_ATTRIBUTE", "INTERCONNECT_LABEL", "SUBGROUP_ATTRIBUTE", "InterconnectArgs", "InterconnectPlacement"]
+
 API_VERSION = pins.azure_api_version("network-interconnect-group")
-INTERCONNECT_LABEL = "aks-gpu-inference/interconnect-group"
-"""Node label naming the InterconnectGroup the pool is meant to be in (documentation: AKS does not place by it)."""
 AZURE_DOMAIN = "azure.dra.net"
-GROUP_ATTRIBUTE = "interconnectGroupId"
-SUBGROUP_ATTRIBUTE = "interconnectSubgroupId"
 SUBGROUP_SCOPE = "VerticalConnect"
 """The subgroup profile's scope an Azure GB300 canary creates its groups with (``subgroupProfile.scope``; the SDK's
 ``SubgroupProfileScope`` takes None or VerticalConnect)."""

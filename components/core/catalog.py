@@ -79,6 +79,9 @@ class GpuSku:
     rdma: bool = False
     ephemeral_os_disk: bool = True
     arch: str = "x86_64"
+    ib_write_bw_gbps: float | None = None
+    """ib_write_bw's average on one NIC where a measurement on Azure is published and falls well short of the line
+    rate (``infiniband_gbps``); the qualification gate's bar is taken from it then."""
     rack_size: int | None = None
     """VMs in one rack-scale NVLink domain (an NVL72 rack: 18 GB-series VMs), or None for sizes whose NVLink ends at
     the VM. Such a size's VMs are placed in Azure interconnect groups, one subgroup per rack."""

@@ -6,7 +6,7 @@ other module writes a version (``tests/test_pins.py`` walks the code for version
     >>> image("vllm")
     'docker.io/vllm/vllm-openai:v0.32.0'
     >>> chart("dranet").version
-    'v1.3.0'
+    'v1.4.0'
 """
 
 from __future__ import annotations

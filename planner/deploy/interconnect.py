@@ -10,7 +10,9 @@ the rest on the cluster.
 
 from __future__ import annotations
 
-from aks_gpu_inference.components.azure.interconnect import GROUP_ATTRIBUTE, INTERCONNECT_LABEL, SUBGROUP_ATTRIBUTE
+from aks_gpu_inference.components.core.labels import INTERCONNECT_GROUP_ATTRIBUTE as GROUP_ATTRIBUTE
+from aks_gpu_inference.components.core.labels import INTERCONNECT_LABEL
+from aks_gpu_inference.components.core.labels import INTERCONNECT_SUBGROUP_ATTRIBUTE as SUBGROUP_ATTRIBUTE
 from aks_gpu_inference.planner.deploy.finding import Finding
 from aks_gpu_inference.planner.deploy.model import DeployModel
 from aks_gpu_inference.planner.engine.values import plain

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from aks_gpu_inference.components.core import catalog
+from aks_gpu_inference.components.core.labels import INTERCONNECT_SUBGROUP_ATTRIBUTE
 from aks_gpu_inference.policies.manifests import StackIndex, Violation, get, is_unknown, items, kube_kind, pod_templates
 from aks_gpu_inference.policies.rules._device_classes import class_kinds
 from aks_gpu_inference.policies.rules._rdma import _rdma_claims, context, describe, rdma_uses
@@ -24,7 +25,7 @@ from aks_gpu_inference.policies.rules._rule import Rule
 from aks_gpu_inference.policies.rules.rdma_capable_sku import pinned_pools
 
 NAME = "rack-subgroup-placement"
-SUBGROUP_ATTRIBUTE = "interconnectSubgroupId"
+SUBGROUP_ATTRIBUTE = INTERCONNECT_SUBGROUP_ATTRIBUTE
 HINT = (
     f'select one subgroup in the NIC claim: device.attributes["azure.dra.net"]["{SUBGROUP_ATTRIBUTE}"] == "<subgroup>" '
     "(gpu_pools[].interconnect does it for the pool's NIC claims)"
