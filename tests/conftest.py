@@ -186,6 +186,7 @@ SLOW_MODULES = {
     "tests/test_stack_input_errors.py",
     "tests/test_seed004_stack.py",
     "tests/test_gb300_stack.py",
+    "tests/planner/test_architecture.py",
     "tests/planner/test_plan_cli.py",
     "tests/planner/test_policy_verdicts.py",
     "tests/planner/test_charts.py",

@@ -4,6 +4,8 @@ NVLink across nodes, an NVLink gate, and no image without arm64 on the pool (iss
 
 from __future__ import annotations
 
+import pytest
+
 from aks_gpu_inference.components.azure.interconnect import INTERCONNECT_LABEL
 from aks_gpu_inference.components.core import pins
 from aks_gpu_inference.planner import claims
@@ -71,7 +73,9 @@ def test_a_compute_domain_serves_the_engines_and_the_nvlink_gate():
     env = {e["name"]: e["value"] for e in nvlink["containers"][0]["env"]}
     assert float(env["MIN_NVLINK_GBPS"]) == 0.75 * 834.6 and env["GPUS_PER_NODE"] == "4"
     ib = {e["name"]: e["value"] for e in pods["qualify-3-ib-write-bw-1"]["containers"][0]["env"]}
-    assert float(ib["MIN_GBPS"]) == 0.75 * 449.43, "75% of what GB300's NICs were measured at on AKS, not of 800 Gb/s"
+    assert float(ib["MIN_GBPS"]) == pytest.approx(0.75 * 449.43, rel=1e-5), (
+        "75% of what GB300's NICs were measured at on AKS, not of 800 Gb/s"
+    )
 
 
 def test_the_claims_are_satisfied_on_simulated_gb300_nodes_of_the_group():
@@ -80,3 +84,17 @@ def test_the_claims_are_satisfied_on_simulated_gb300_nodes_of_the_group():
     assert verdicts and all(v.satisfiable for v in verdicts), [(v.template, v.reason) for v in verdicts if not v.satisfiable]
     by_template = {v.template: v for v in verdicts}
     assert by_template["gb300-rdma-full-node"].matched == 4 and by_template["gb300-imex-channel"].satisfiable
+
+
+def test_the_subgroup_advisory_is_quiet_here_and_speaks_without_the_group():
+    """The rack-subgroup-placement rule through the analyzer: the stack's NIC claims name a subgroup; the same stack
+    without ``interconnect`` has RDMA engines and gates on GB300 whose NIC claims name none."""
+    from aks_gpu_inference.planner.analyzer import analyze
+    from tests.conftest import run_stack, stack_config
+
+    assert [v for v in analyze(planned_stack("gb300")) if v.policy == "rack-subgroup-placement"] == []
+    config = stack_config("gb300")
+    del config["aks-gpu-inference:gpu_pools"][0]["interconnect"]
+    found = [v for v in analyze(run_stack(config, "gb300")) if v.policy == "rack-subgroup-placement"]
+    assert found and all(v.enforcement == "advisory" and "selects no interconnect subgroup" in v.message for v in found)
+    assert any("llama-70b-decode" in v.message for v in found) and any("qualify-4-nccl" in v.message for v in found)

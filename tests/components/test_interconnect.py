@@ -99,3 +99,18 @@ def test_without_the_in_test_a_node_outside_every_group_is_an_evaluation_error()
     bare = 'device.attributes["azure.dra.net"]["interconnectSubgroupId"] == "' + RACK_A + '"'
     errors = [Selector(bare).match(d)[1] for d in cel_devices([NODES["no-group"]])]
     assert all(errors)
+
+
+def test_a_rack_scale_rdma_pool_needs_the_dra_section_for_its_compute_domain():
+    from aks_gpu_inference.components.core.errors import ConfigError
+    from aks_gpu_inference.components.stack.config import parse_stack_config
+    from tests.conftest import stack_config
+
+    raw = {k.split(":", 1)[1]: v for k, v in stack_config("gb300").items() if k.startswith("aks-gpu-inference:")}
+    assert parse_stack_config(raw).rdma.pools == ["gb300"]
+    raw.pop("dra")
+    for model in raw["models"]:
+        model["gpu_access"] = "device-plugin"
+    with pytest.raises(ConfigError) as err:
+        parse_stack_config(raw)
+    assert any("rdma.pools" in p and "ComputeDomain of the NVIDIA DRA driver" in p for p in map(str, err.value.problems))

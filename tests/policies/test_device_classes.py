@@ -64,6 +64,7 @@ EXPECTED = {
     MIG_CLASS: {"gpu"},
     "vfio.gpu.nvidia.com": {"gpu"},
     "gpu-h100-80gb": {"gpu"},
+    "gpu-gb300-288gb": {"gpu"},
     "compute-domain-daemon.nvidia.com": set(),
     "compute-domain-default-channel.nvidia.com": set(),
 }
