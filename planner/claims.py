@@ -18,13 +18,15 @@ from aks_gpu_inference.components.core.labels import (
     AGENTPOOL_LABEL,
     DRANET_DRIVER,
     GPU_DEVICE_CLASS,
+    INTERCONNECT_LABEL,
     MIG_DEVICE_CLASS,
     NVIDIA_DRA_DRIVER,
     POOL_ANNOTATION,
     RDMA_DEVICE_CLASS,
 )
+from aks_gpu_inference.components.gpu.compute_domain import CHANNEL_CLASS_CEL, CHANNEL_DEVICE_CLASS, COMPUTE_DOMAIN_DRIVER
 from aks_gpu_inference.planner.azure.pools import agent_pool, aks_managed_gpus
-from aks_gpu_inference.planner.engine.program import ProgramRun
+from aks_gpu_inference.planner.engine.program import ProgramRun, interconnect_attributes
 from aks_gpu_inference.planner.engine.values import plain
 from aks_gpu_inference.policies.cel import cel_environment
 
@@ -32,6 +34,7 @@ from aks_gpu_inference.policies.cel import cel_environment
 CHART_CLASSES = {
     GPU_DEVICE_CLASS: f"device.driver == '{NVIDIA_DRA_DRIVER}' && device.attributes['{NVIDIA_DRA_DRIVER}'].type == 'gpu'",
     MIG_DEVICE_CLASS: f"device.driver == '{NVIDIA_DRA_DRIVER}' && device.attributes['{NVIDIA_DRA_DRIVER}'].type == 'mig'",
+    CHANNEL_DEVICE_CLASS: CHANNEL_CLASS_CEL,
 }
 PLACEHOLDER_PLACEMENT_GROUP = "<simulated placement group>"
 
@@ -43,6 +46,11 @@ class SimPool:
     mig_profile: str | None
     dranet: bool
     gpu_driver: bool
+    interconnect: dict[str, str] | None = None
+    """``interconnectGroupId`` and ``interconnectSubgroupId`` DRANET would publish: the plan's placeholders for the
+    group the pool is labelled with, as if Azure had placed the VMs there (which no plan can check)."""
+    compute_domains: bool = False
+    """The DRA driver's ComputeDomain plugin runs there (a rack-scale pool with computeDomains on)."""
 
 
 def _attrs(values: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
@@ -65,12 +73,14 @@ def resource_slice(driver: str, node: str, devices: list[dict[str, Any]]) -> dic
     }
 
 
-def nic_slice(sku: catalog.GpuSku, node: str) -> dict[str, Any]:
+def nic_slice(sku: catalog.GpuSku, node: str, interconnect: Mapping[str, str] | None = None) -> dict[str, Any]:
     """What DRANET publishes on one node: the InfiniBand NICs (rdma) and the VNet NIC (not rdma).
 
-    Short names belong to the driver's domain (``dra.net``); Azure facts are fully qualified.
+    Short names belong to the driver's domain (``dra.net``); Azure facts are fully qualified. A VM in an interconnect
+    group also carries its group and subgroup (DRANET v1.4.0, from IMDS).
     """
     azure = {"azure.dra.net/vmSize": sku.name, "azure.dra.net/placementGroupId": PLACEHOLDER_PLACEMENT_GROUP}
+    azure.update({f"azure.dra.net/{name}": value for name, value in (interconnect or {}).items()})
     half = max(1, sku.infiniband_nics // 2)
     devices = [
         {
@@ -122,10 +132,23 @@ def node_slices(pool: SimPool) -> list[dict[str, Any]]:
     """The ResourceSlices one node of the pool would publish."""
     sku = catalog.get_sku(pool.vm_size)
     node = f"aks-{pool.name}-00000000-vmss000000"
-    slices = [nic_slice(sku, node)] if pool.dranet else []
+    slices = [nic_slice(sku, node, pool.interconnect)] if pool.dranet else []
     if pool.gpu_driver and sku.gpu_vendor == "nvidia":
         slices.append(gpu_slice(sku, pool.mig_profile, node))
+    if pool.compute_domains:
+        slices.append(channel_slice(node))
     return slices
+
+
+def channel_slice(node: str) -> dict[str, Any]:
+    """What the DRA driver's ComputeDomain plugin publishes on a node: IMEX channels and the daemon device (device
+    names ``channel-<id>``/``daemon-<id>``, attributes ``type`` and ``id``: kubernetes-sigs/dra-driver-nvidia-gpu@v0.4.1
+    cmd/compute-domain-kubelet-plugin/deviceinfo.go). The default channel class takes channel 0."""
+    devices = [
+        {"name": "channel-0", "attributes": _attrs({"type": "channel", "id": 0})},
+        {"name": "daemon-0", "attributes": _attrs({"type": "daemon", "id": 0})},
+    ]
+    return resource_slice(COMPUTE_DOMAIN_DRIVER, node, devices)
 
 
 def cel_devices(slices: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -188,6 +211,12 @@ def sim_pools(run: ProgramRun) -> list[SimPool]:
     charts = {r.name: plain(r.inputs) for r in run.resources if r.type == "kubernetes:helm.sh/v4:Chart"}
     dranet = next((c for c in charts.values() if str(c.get("chart", "")).endswith("/dranet")), None)
     gpu_driver = next((c for c in charts.values() if "dra-driver-nvidia-gpu" in str(c.get("chart", ""))), None)
+    domains = bool(((gpu_driver or {}).get("values", {}).get("resources") or {}).get("computeDomains", {}).get("enabled"))
+    groups = {
+        str(plain(r.inputs).get("interconnectGroupName")): interconnect_attributes(r.name)
+        for r in run.resources
+        if r.type == "azure-native:network:InterconnectGroup"
+    }
     pools = []
     for r in run.resources:
         found = agent_pool(r)
@@ -198,6 +227,10 @@ def sim_pools(run: ProgramRun) -> list[SimPool]:
         if vm_size not in catalog.skus():
             continue
         sku = catalog.get_sku(vm_size)
+        group = groups.get(str((inputs.get("nodeLabels") or {}).get(INTERCONNECT_LABEL)))
+        runs_gpu_driver = not aks_managed_gpus(inputs) and (
+            gpu_driver is None or _selects(gpu_driver.get("values", {}).get("kubeletPlugin", {}), name)
+        )
         pools.append(
             SimPool(
                 name=name,
@@ -206,8 +239,10 @@ def sim_pools(run: ProgramRun) -> list[SimPool]:
                 # Without a chart in this stack the driver may be installed already: assume it runs where the hardware is.
                 dranet=sku.rdma and (dranet is None or _selects(dranet.get("values", {}), name)),
                 # AKS's managed GPU experience serves GPUs through its device plugin; the DRA driver never runs there.
-                gpu_driver=not aks_managed_gpus(inputs)
-                and (gpu_driver is None or _selects(gpu_driver.get("values", {}).get("kubeletPlugin", {}), name)),
+                gpu_driver=runs_gpu_driver,
+                interconnect=group
+                and {"interconnectGroupId": group["resourceGuid"], "interconnectSubgroupId": group["internalSubgroupId"]},
+                compute_domains=runs_gpu_driver and domains and gpu_driver is not None and bool(sku.rack_size),
             )
         )
     return pools
@@ -246,6 +281,7 @@ class _Request:
 def check(run: ProgramRun) -> list[Verdict]:
     """A verdict per (claim template, request, target pool)."""
     templates = [plain(r.inputs) for r in run.resources if r.type.endswith("resource.k8s.io/v1:ResourceClaimTemplate")]
+    templates += [domain_channel_template(plain(r.inputs)) for r in run.resources if r.type.endswith(":ComputeDomain")]
     if not templates:
         return []
     classes = dict(CHART_CLASSES)
@@ -285,6 +321,18 @@ def check(run: ProgramRun) -> list[Verdict]:
                 results = [best]
             verdicts.extend(results)
     return sorted(verdicts, key=lambda v: (v.namespace, v.template, v.request, v.pool))
+
+
+def domain_channel_template(domain: Mapping[str, Any]) -> dict[str, Any]:
+    """The ResourceClaimTemplate a ComputeDomain's controller creates: in the domain's namespace, named by
+    ``spec.channel.resourceClaimTemplate.name``, one device of the default channel class (the controller's
+    templates/compute-domain-workload-claim-template.tmpl.yaml at v0.4.1)."""
+    metadata = domain.get("metadata") or {}
+    name = ((domain.get("spec") or {}).get("channel") or {}).get("resourceClaimTemplate", {}).get("name")
+    return {
+        "metadata": {"name": name, "namespace": metadata.get("namespace", "default")},
+        "spec": {"spec": {"devices": {"requests": [{"name": "channel", "exactly": {"deviceClassName": CHANNEL_DEVICE_CLASS}}]}}},
+    }
 
 
 def _verdict(wanted: _Request, device_class: Selector | None, pool: SimPool, devices: list[dict[str, Any]]) -> Verdict:

@@ -10,6 +10,12 @@ def _row(*cells: str) -> str:
     return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
 
 
+def _archs(pin: pins.ImagePin) -> str:
+    """The architectures a tag is published for, with their source; "unverified" said plainly."""
+    listed = ", ".join(pin.architectures) if pin.architectures is not None else "unverified"
+    return f"{listed} ({pin.architectures_source})"
+
+
 def pins_tables() -> str:
     data = pins.table()
     k8s = data["kubernetes"]
@@ -17,8 +23,8 @@ def pins_tables() -> str:
     lines += [_row(key.replace("_", " "), f"`{e['value']}`", e["why"], e["source"]) for key, e in k8s.items()]
     lines += ["", "**Helm charts**", "", _row("key", "chart", "version", "source"), _row(*"----")]
     lines += [_row(f"`{c.key}`", f"`{c.repository}/{c.name}`", f"`{c.version}`", c.source) for c in pins.charts()]
-    lines += ["", "**Images**", "", _row("key", "registry", "repository", "tag", "source"), _row(*"-----")]
-    lines += [_row(f"`{i.key}`", i.registry, f"`{i.repository}`", f"`{i.tag}`", i.source) for i in pins.images()]
+    lines += ["", "**Images**", "", _row("key", "registry", "repository", "tag", "architectures", "source"), _row(*"------")]
+    lines += [_row(f"`{i.key}`", i.registry, f"`{i.repository}`", f"`{i.tag}`", _archs(i), i.source) for i in pins.images()]
     lines += ["", "**Manifests applied by URL**", "", _row("key", "version", "url", "source"), _row(*"----")]
     lines += [_row(f"`{key}`", f"`{m['version']}`", m["url"], m["source"]) for key, m in data["manifests"].items()]
     lines += ["", "**Azure API versions**", "", _row("key", "api-version", "source"), _row(*"---")]

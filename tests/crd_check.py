@@ -3,20 +3,41 @@ through the planner's own validator) and the check that names between the gatewa
 
 from __future__ import annotations
 
+import functools
+import tarfile
+import tempfile
+from pathlib import Path
+
 import pytest
 
 from aks_gpu_inference.planner.inputs.upstream import crds_dir, missing_reason
-from aks_gpu_inference.planner.kube.crd_files import CRDIndex, crd_index
+from aks_gpu_inference.planner.kube.crd_files import CRDIndex
 from aks_gpu_inference.planner.kube.crd_schema import validate_object
 from tests.conftest import is_custom_resource
 
 
 def pinned_crds() -> CRDIndex:
-    """The index of the pinned CRDs; skips the calling test when ``shared/upstream`` is absent."""
+    """The index of the pinned CRDs, then of those only a pinned chart ships (the NVIDIA DRA driver's ComputeDomain,
+    in its archive's ``crds/``); skips the calling test when ``shared/upstream`` is absent."""
     directory = crds_dir()
     if directory is None:
         pytest.skip(missing_reason())
-    return crd_index(directory)
+    return _with_chart_crds(str(directory))
+
+
+@functools.cache
+def _with_chart_crds(directory: str) -> CRDIndex:
+    files = sorted(p for p in Path(directory).iterdir() if p.suffix in (".yaml", ".yml"))
+    archives = Path(directory).parent / "chart-archives"
+    extracted = Path(tempfile.mkdtemp(prefix="aks-gpu-chart-crds-"))
+    for archive in sorted(archives.glob("dra-driver-nvidia-gpu-*.tgz")) if archives.is_dir() else []:
+        with tarfile.open(archive) as tar:
+            for member in tar.getmembers():
+                if member.isfile() and "/crds/" in member.name and member.name.endswith((".yaml", ".yml")):
+                    target = extracted / f"{archive.stem}-{Path(member.name).name}"
+                    target.write_bytes(tar.extractfile(member).read())
+                    files.append(target)
+    return CRDIndex(files)
 
 
 def crd_errors(obj: dict) -> list[str]:

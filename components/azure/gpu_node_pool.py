@@ -12,6 +12,7 @@ from ..core import catalog
 from ..core.labels import AGENTPOOL_LABEL
 from . import managed_gpu
 from .gpu_node_pool_args import GpuNodePoolArgs, os_disk
+from .interconnect import InterconnectPlacement, create_group
 
 # A GPU pool takes longer than the default to provision and drain.
 POOL_TIMEOUTS = pulumi.CustomTimeouts(create="60m", update="90m", delete="60m")
@@ -35,6 +36,8 @@ class GpuNodePool(pulumi.ComponentResource):
     gpu_management: str
     max_nodes: int
     sku: catalog.GpuSku
+    interconnect: InterconnectPlacement | None
+    """The InterconnectGroup placement the pool's NIC claims select, for a rack-scale pool with ``interconnect``."""
     agent_pool: containerservice.AgentPool | resources.Resource
 
     def __init__(
@@ -55,6 +58,7 @@ class GpuNodePool(pulumi.ComponentResource):
         args = validate_args(GpuNodePoolArgs, args, "GpuNodePool", name)
         super().__init__(f"{PACKAGE}:index:GpuNodePool", name, None, opts)
         sku = args.sku
+        self.interconnect = create_group(name, args, cluster, self) if args.interconnect else None
         if args.gpu_management == "managed":
             self.agent_pool = self._managed_pool(name, args, cluster)
         else:

@@ -13,6 +13,7 @@ from ..core import catalog, vm_disks
 from ..core.errors import FieldProblem, FieldProblems
 from ..core.labels import GPU_TAINT, RDMA_LABEL, SPOT_TAINT
 from ..core.names import AKS_POOL_NAME, DNS_LABEL
+from .interconnect import INTERCONNECT_LABEL, InterconnectArgs, interconnect_problems
 
 GPU_MODEL_LABEL = "aks-gpu-inference/gpu-model"
 """Node label with the pool's GPU model (``A100-80GB``), for dashboards and node selection by model."""
@@ -115,6 +116,11 @@ class GpuNodePoolArgs(StrictModel):
     """Zones for the nodes. Default none: GPU capacity is often in one zone only, and pinning a zone
     the region lacks fails the create."""
 
+    interconnect: InterconnectArgs | None = None
+    """The Azure InterconnectGroup of a rack-scale pool (ND GB200/GB300 v6): the stack creates it, and every NIC claim
+    of the pool selects its group and subgroup through DRANET's attributes (``components/azure/interconnect.py`` says
+    what that enforces and what AKS cannot). Default None. Needs ``rdma: true`` and at most one rack of nodes."""
+
     capacity_reservation_group_id: str | None = None
     """Resource ID of an on-demand capacity reservation group to draw nodes from. Default None.
     Reserving GPU capacity is the reliable way to scale out when regions run dry."""
@@ -206,6 +212,8 @@ class GpuNodePoolArgs(StrictModel):
         }
         if self.rdma:
             labels[RDMA_LABEL] = "true"
+        if self.interconnect is not None:
+            labels[INTERCONNECT_LABEL] = self.interconnect.name
         return {**labels, **self.labels}
 
     def tolerations(self) -> list[dict[str, str]]:
@@ -229,6 +237,7 @@ def pool_problems(args: GpuNodePoolArgs) -> list[FieldProblem]:
         *_disk_problems(args),
         *_upgrade_problems(args),
         *_managed_problems(args),
+        *interconnect_problems(args),
     ]
 
 
@@ -258,9 +267,15 @@ def _gpu_problems(args: GpuNodePoolArgs) -> list[FieldProblem]:
                 f"AKS installs NVIDIA drivers only; {args.vm_size} has AMD GPUs: use driver 'none' and AMD's GPU operator",
             )
         )
+    if sku.arch == "arm64" and sku.rack_size and args.os_sku != "Ubuntu":
+        why = (
+            f"AKS's node image for {args.vm_size} is Ubuntu 24.04 arm64 only (Azure/AgentBaker@06836ee2:"
+            "vhdbuilder/packer/install-dependencies.sh:914): use 'Ubuntu' (24.04 from Kubernetes 1.35)"
+        )
+        problems.append(FieldProblem("os_sku", args.os_sku, why))
     if args.rdma and not sku.rdma:
         problems.append(
-            FieldProblem("rdma", args.rdma, f"{args.vm_size} is not RDMA-capable; RDMA sizes: {', '.join(rdma_sizes())}")
+            FieldProblem("rdma", args.rdma, f"{args.vm_size} is not RDMA-capable; RDMA sizes: {', '.join(catalog.rdma_sizes())}")
         )
     return problems
 
@@ -303,7 +318,7 @@ def _disk_problems(args: GpuNodePoolArgs) -> list[FieldProblem]:
         problems.append(
             FieldProblem("os_disk_type", args.os_disk_type, f"{args.vm_size} does not support ephemeral OS disks; use 'Managed'")
         )
-    limit = ephemeral_limit_gib(args.vm_size)
+    limit = vm_disks.ephemeral_limit_gib(args.vm_size)
     if limit is not None and (args.os_disk_size_gb or 0) > limit:
         problems.append(
             FieldProblem(
@@ -328,27 +343,18 @@ def _upgrade_problems(args: GpuNodePoolArgs) -> list[FieldProblem]:
     return []
 
 
-def rdma_sizes() -> list[str]:
-    """The current RDMA-capable sizes of the catalog, for messages that name the alternatives."""
-    return sorted(name for name, sku in catalog.skus().items() if sku.rdma and not sku.retired)
-
-
-DEFAULT_OS_DISK_GB = 128
-"""AKS's OS disk size when none is given (azure-aks-docs concepts-storage, ephemeral OS disk)."""
-
-
-def ephemeral_limit_gib(vm_size: str) -> int | None:
-    """The largest ephemeral OS disk ``vm_size`` holds, or None where the disk table does not know the size."""
-    return vm_disks.max_ephemeral_os_disk_gib(vm_size) if vm_size in vm_disks.sizes() else None
-
-
 def os_disk(args: GpuNodePoolArgs) -> tuple[str, int | None]:
     """(osDiskType, osDiskSizeGB) for the pool: ephemeral only where the OS disk fits the local disk."""
-    limit = ephemeral_limit_gib(args.vm_size)
+    limit = vm_disks.ephemeral_limit_gib(args.vm_size)
     if args.os_disk_type is None:
-        fits = limit is None or (args.os_disk_size_gb or DEFAULT_OS_DISK_GB) <= limit
+        fits = limit is None or (args.os_disk_size_gb or vm_disks.DEFAULT_OS_DISK_GB) <= limit
         return ("Ephemeral" if args.sku.ephemeral_os_disk and fits else "Managed"), args.os_disk_size_gb
-    if args.os_disk_type == "Ephemeral" and args.os_disk_size_gb is None and limit is not None and limit < DEFAULT_OS_DISK_GB:
+    if (
+        args.os_disk_type == "Ephemeral"
+        and args.os_disk_size_gb is None
+        and limit is not None
+        and limit < vm_disks.DEFAULT_OS_DISK_GB
+    ):
         return "Ephemeral", limit
     return args.os_disk_type, args.os_disk_size_gb
 
@@ -377,6 +383,14 @@ def _managed_problems(args: GpuNodePoolArgs) -> list[FieldProblem]:
         )
     if args.driver != "aks":
         problems.append(FieldProblem("driver", args.driver, "a managed GPU pool needs the AKS-installed driver (driver: aks)"))
+    if args.sku.arch == "arm64":
+        why = (
+            f"{args.vm_size} is an arm64 (Grace) size, and AKS documents its managed GPU experience for none "
+            "(aks-managed-gpu-nodes.md; AgentBaker's GPU size maps have no GB entry, and its GB node image runs its own "
+            "device plugin and DCGM exporter): serve the GPUs through DRA (the dra section), as DRANET's AKS GB300 "
+            "example does"
+        )
+        problems.append(FieldProblem("gpu_management", "managed", why))
     if args.sku.gpu_vendor != "nvidia":
         problems.append(
             FieldProblem(

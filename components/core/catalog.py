@@ -79,6 +79,12 @@ class GpuSku:
     rdma: bool = False
     ephemeral_os_disk: bool = True
     arch: str = "x86_64"
+    ib_write_bw_gbps: float | None = None
+    """ib_write_bw's average on one NIC where a measurement on Azure is published and falls well short of the line
+    rate (``infiniband_gbps``); the qualification gate's bar is taken from it then."""
+    rack_size: int | None = None
+    """VMs in one rack-scale NVLink domain (an NVL72 rack: 18 GB-series VMs), or None for sizes whose NVLink ends at
+    the VM. Such a size's VMs are placed in Azure interconnect groups, one subgroup per rack."""
     price_usd_per_hour: float | None = None
     price_date: str | None = None
     price_source: str | None = None
@@ -222,6 +228,19 @@ def gpu_has_nvlink(gpu_model: str) -> bool | None:
     return any(sku.nvlink and "NVLink" in sku.nvlink for sku in sizes) if sizes else None
 
 
+def node_arch(vm_size: str) -> str:
+    """The CPU architecture of a node of any size as Kubernetes labels it (``kubernetes.io/arch``): the catalog's for
+    GPU sizes (the GB-series are NVIDIA Grace, arm64), else Azure's ``p`` capability letter (Ampere Altra and Cobalt
+    sizes, ``Standard_D8pds_v5``) for arm64."""
+    sku = skus().get(vm_size)
+    if sku is not None:
+        return "arm64" if sku.arch == "arm64" else "amd64"
+    try:
+        return "arm64" if "p" in parse_vm_size(vm_size).capabilities else "amd64"
+    except ValueError:
+        return "amd64"
+
+
 def is_rdma_capable(vm_size: str) -> bool:
     """Whether a size has an RDMA (InfiniBand) back-end network.
 
@@ -342,3 +361,8 @@ def node_size_problem(vm_size: str, system: bool = False) -> str | None:
             "use e.g. Standard_D4ds_v5"
         )
     return None
+
+
+def rdma_sizes() -> list[str]:
+    """The current RDMA-capable sizes of the catalog, for messages that name the alternatives."""
+    return sorted(name for name, sku in skus().items() if sku.rdma and not sku.retired)

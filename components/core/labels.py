@@ -107,3 +107,11 @@ DRANET_DRIVER = "dra.net"
 
 ROLE_LABEL = "llm-d.ai/role"
 """The pod label naming a disaggregated vLLM engine's role (``prefill`` or ``decode``), as llm-d labels them."""
+
+INTERCONNECT_LABEL = "aks-gpu-inference/interconnect-group"
+"""Node label naming the Azure InterconnectGroup a rack-scale pool is meant to be in (documentation: AKS does not place
+VMs by it; ``components/azure/interconnect.py``)."""
+INTERCONNECT_GROUP_ATTRIBUTE = "interconnectGroupId"
+"""DRANET's ``azure.dra.net`` attribute with the VM's interconnect group (its ``resourceGuid``; dranet v1.4.0)."""
+INTERCONNECT_SUBGROUP_ATTRIBUTE = "interconnectSubgroupId"
+"""DRANET's ``azure.dra.net`` attribute with the VM's subgroup (one InterconnectBlock: one rack and fabric)."""

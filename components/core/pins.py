@@ -6,7 +6,7 @@ other module writes a version (``tests/test_pins.py`` walks the code for version
     >>> image("vllm")
     'docker.io/vllm/vllm-openai:v0.32.0'
     >>> chart("dranet").version
-    'v1.3.0'
+    'v1.4.0'
 """
 
 from __future__ import annotations
@@ -44,6 +44,9 @@ class ImagePin(NamedTuple):
     repository: str
     tag: str
     source: str
+    architectures: tuple[str, ...] | None = None
+    """CPU architectures the tag is published for (``amd64``, ``arm64``), or None where nobody verified it."""
+    architectures_source: str = ""
 
     @property
     def name(self) -> str:
@@ -62,6 +65,9 @@ def table() -> dict[str, Any]:
         for key, entry in data[section].items():
             if not entry.get("source"):
                 raise ValueError(f"pins.json: {section}.{key} needs a source")
+    for key, entry in data["images"].items():
+        if "architectures" not in entry or not entry.get("architectures_source"):
+            raise ValueError(f"pins.json: images.{key} needs architectures (null when unverified) and architectures_source")
     return data
 
 
@@ -76,7 +82,16 @@ def charts() -> list[ChartPin]:
 
 def image_pin(key: str) -> ImagePin:
     entry = _entry("images", key)
-    return ImagePin(key, entry["registry"], entry["repository"], entry["tag"], entry["source"])
+    archs = entry.get("architectures")
+    return ImagePin(
+        key,
+        entry["registry"],
+        entry["repository"],
+        entry["tag"],
+        entry["source"],
+        tuple(archs) if archs is not None else None,
+        entry.get("architectures_source", ""),
+    )
 
 
 def image(key: str) -> str:
@@ -86,6 +101,19 @@ def image(key: str) -> str:
 
 def images() -> list[ImagePin]:
     return [image_pin(key) for key in table()["images"]]
+
+
+def pin_of_image(reference: str) -> ImagePin | None:
+    """The pin an image reference was written from (``registry/repository:tag``, Docker Hub's short forms too), or
+    None for an image the pins table does not hold."""
+    for pin in images():
+        names = {str(pin)}
+        if pin.registry == "docker.io":
+            short = pin.repository.removeprefix("library/")
+            names |= {f"{pin.repository}:{pin.tag}", f"{short}:{pin.tag}"}
+        if reference in names:
+            return pin
+    return None
 
 
 def manifest_url(key: str) -> str:

@@ -158,3 +158,12 @@ def default_ephemeral_os_disk_gib(vm_size: str) -> int | None:
 def rules() -> dict[str, Any]:
     """The sourced placement and sizing rules from ``vm_disks.json``."""
     return dict(_table()["rules"])
+
+
+DEFAULT_OS_DISK_GB = 128
+"""AKS's OS disk size when none is given (azure-aks-docs concepts-storage, ephemeral OS disk)."""
+
+
+def ephemeral_limit_gib(vm_size: str) -> int | None:
+    """The largest ephemeral OS disk ``vm_size`` holds, or None where the disk table does not know the size."""
+    return max_ephemeral_os_disk_gib(vm_size) if vm_size in sizes() else None

@@ -19,6 +19,7 @@ from ..core import pins
 from ..core.labels import GPU_DEVICE_CLASS as GPU_CLASS
 from ..core.labels import MIG_DEVICE_CLASS as MIG_CLASS
 from ..core.labels import NVIDIA_GPU, is_mig_resource
+from .compute_domain import channel_template, compute_domain
 from .dra_device_classes_args import DraDeviceClassesArgs, GpuOperatorArgs, dra_device_classes_problems, driver_root
 from .dra_manifests import (
     GpuClaim,
@@ -58,12 +59,13 @@ class DraDeviceClasses(pulumi.ComponentResource):
     """GPU DeviceClasses and claim templates for the given pools, plus the drivers behind them.
 
     Outputs: ``device_classes`` (GPU model -> class name), ``templates`` (template name -> what it
-    asks for), ``namespace``.
+    asks for), ``namespace``, ``channel_templates`` (rack-scale pool -> the IMEX channel template of its ComputeDomain).
     """
 
     namespace: str
     device_classes: dict[str, str]
     templates: dict[str, str]
+    channel_templates: dict[str, str]
 
     def __init__(
         self,
@@ -96,7 +98,27 @@ class DraDeviceClasses(pulumi.ComponentResource):
             self._template(count_claim(count), after)
         for pool in (p for p in pools if is_mig_resource(p.gpu_resource_name)):
             self._template(mig_claim(pool), after)
-        self.register_outputs({"namespace": self.namespace, "device_classes": self.device_classes, "templates": self.templates})
+        self.channel_templates = {}
+        for pool in sorted((p for p in pools if p.sku.rack_size), key=lambda p: p.pool_name):
+            # NVLink across the rack's nodes; its driver creates the channel template the pool's workloads claim.
+            domain = compute_domain(pool.pool_name, self.namespace)
+            k8s.apiextensions.CustomResource(
+                f"{name}-{domain['metadata']['name']}",
+                api_version=domain["apiVersion"],
+                kind=domain["kind"],
+                metadata=domain["metadata"],
+                spec=domain["spec"],
+                opts=after,
+            )
+            self.channel_templates[pool.pool_name] = channel_template(pool.pool_name)
+        self.register_outputs(
+            {
+                "namespace": self.namespace,
+                "device_classes": self.device_classes,
+                "templates": self.templates,
+                "channel_templates": self.channel_templates,
+            }
+        )
 
     def _drivers(
         self, args: DraDeviceClassesArgs, pools: list[GpuNodePool], child: pulumi.ResourceOptions

@@ -97,12 +97,15 @@ def dra_tolerations(pools: Sequence[GpuPool]) -> list[dict[str, str]]:
 
 
 def dra_driver_values(driver_root: str, pools: Sequence[GpuPool]) -> dict[str, Any]:
-    """The ``dra-driver-nvidia-gpu`` chart's values: GPUs only, its kubelet plugin on exactly the DRA pools."""
+    """The ``dra-driver-nvidia-gpu`` chart's values: GPUs, ComputeDomains where a pool's NVLink spans a rack, its
+    kubelet plugin on exactly the DRA pools, the pinned image (published for amd64 and arm64)."""
+    image = pins.image_pin("dra-driver-nvidia-gpu")
     return {
         "nvidiaDriverRoot": driver_root,
         "resourceApiVersion": pins.api_version("DeviceClass"),
-        # GPUs only: ComputeDomains need multi-node NVLink, which these sizes do not have.
-        "resources": {"gpus": {"enabled": True}, "computeDomains": {"enabled": False}},
+        "image": {"repository": image.name, "tag": image.tag},
+        # ComputeDomains need multi-node NVLink: on only when a pool has it (an NVL72 rack of GB-series VMs).
+        "resources": {"gpus": {"enabled": True}, "computeDomains": {"enabled": any(p.sku.rack_size for p in pools)}},
         # The chart refuses to start unless told no device plugin runs on these nodes; this
         # component never installs one next to it (see GpuOperatorArgs.device_plugin).
         "gpuResourcesEnabledOverride": True,

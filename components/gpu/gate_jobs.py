@@ -42,6 +42,17 @@ GATES = [
     Gate(5, "nixl", "NIXL transfer over UCX rc_mlx5, zero wrong values", "nixl.sh", 2, "all", "one", "nixl_image"),
     Gate(6, "full-node-nccl", "full-node NCCL on all GPUs and rails", "nccl.sh", 2, "all", "all", "nccl_image"),
 ]
+NVLINK_GATE = Gate(
+    7, "nvlink", "NCCL all-reduce across two nodes over multi-node NVLink (IMEX)", "nvlink.sh", 2, "none", "all", "nccl_image"
+)
+"""Run on rack-scale pools only, next to gates 1-6: NVLink across the rack through the pool's ComputeDomain."""
+
+NVL72_BUSBW_GBPS = 834.6
+"""NCCL all_reduce_perf bus bandwidth on one GB200 NVL72 rack (72 GPUs, NCCL 2.26.2) at 8 GiB, the lower of the two
+figures measured (coreweave/nccl-tests@cb86553328f8c9ed6f9d682971f5f9b17a926ab4:README.md:256-274). GB300 NVL72 has
+the same fifth-generation NVLink at 1.8 TB/s per GPU (Azure's ND GB200 v6 and GB300 v6 summaries); no GB300 figure
+was found. The NVLink gate passes at 75% of it, as gate 3 passes at 75% of the NIC's rate; InfiniBand alone (4 NICs
+of at most 800 Gb/s per node) cannot reach that."""
 
 
 def script_files() -> dict[str, str]:
@@ -70,6 +81,8 @@ class GatePlan:
     """The lowest ib_write_bw average that passes gate 3."""
     timeout_minutes: int
     """How long each Job may run."""
+    min_nvlink_gbps: float = 0.75 * NVL72_BUSBW_GBPS
+    """The lowest all-reduce bus bandwidth (GB/s) that passes the NVLink gate."""
     supplemental_groups: tuple[int, ...] = ()
     """Groups the gate pods' root user joins, to reach an image's group-only directories with every capability dropped."""
 
@@ -102,6 +115,7 @@ class GatePlan:
             "MIN_GBPS": f"{self.min_gbps:g}",
             "GPUS_PER_NODE": str(self.gpus_per_node if gate.gpus == "all" else 1),
             "EXPECTED_RAILS": str(self.nics if gate.gpus == "all" else 1),
+            **({"MIN_NVLINK_GBPS": f"{self.min_nvlink_gbps:g}"} if gate is NVLINK_GATE else {}),
         }
 
     def metadata(self, gate: Gate) -> dict[str, Any]:

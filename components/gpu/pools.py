@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..core.labels import AGENTPOOL_LABEL
 
 if TYPE_CHECKING:
+    from ..azure.interconnect import InterconnectPlacement
     from ..core.catalog import GpuSku
 
 
@@ -36,6 +37,8 @@ class GpuPool(Protocol):
     """The node selector that pins a pod to the pool."""
     tolerations: list[dict[str, str]]
     """The tolerations of the pool's taints."""
+    interconnect: InterconnectPlacement | None
+    """The InterconnectGroup and subgroup a rack-scale pool's NIC claims select, or None."""
 
 
 def pool_affinity(pool_names: list[str]) -> dict[str, Any]:

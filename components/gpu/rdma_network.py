@@ -24,6 +24,7 @@ from .pools import GpuPool, pool_affinity, pool_tolerations
 
 if TYPE_CHECKING:
     from ..azure.gpu_node_pool import GpuNodePool
+    from ..azure.interconnect import InterconnectPlacement
     from ..context import ClusterContext
 
 DRANET_CHART = pins.chart("dranet").ref
@@ -116,13 +117,16 @@ def dranet_values(args: RdmaNetworkArgs, pools: Sequence[GpuPool]) -> dict[str, 
     }
 
 
-def nic_claim_spec(vm_size: str, count: int) -> dict[str, Any]:
-    """A ResourceClaimTemplate spec for ``count`` RDMA NICs of one VM size."""
+def nic_claim_spec(vm_size: str, count: int, interconnect: InterconnectPlacement | None = None) -> dict[str, Any]:
+    """A ResourceClaimTemplate spec for ``count`` RDMA NICs of one VM size; on a rack-scale pool with an interconnect
+    group, NICs of nodes in its group and subgroup only (one rack: a multi-node workload never spans two fabrics)."""
+    # Seed 004: one template per VM size, pinned by DRANET's Azure attribute.
+    expressions = [f'device.attributes["azure.dra.net"]["vmSize"] == "{vm_size}"']
+    expressions += interconnect.selectors() if interconnect is not None else []
     request = {
         "deviceClassName": DEVICE_CLASS,
         "count": count,
-        # Seed 004: one template per VM size, pinned by DRANET's Azure attribute.
-        "selectors": [{"cel": {"expression": f'device.attributes["azure.dra.net"]["vmSize"] == "{vm_size}"'}}],
+        "selectors": [{"cel": {"expression": e}} for e in expressions],
     }
     return {"spec": {"devices": {"requests": [{"name": "rdma-nics", "exactly": request}]}}}
 
@@ -199,7 +203,7 @@ class RdmaNetwork(pulumi.ComponentResource):
         k8s.resource.v1.ResourceClaimTemplate(
             f"{self._name}-{template_name}",
             metadata={"name": template_name, "namespace": self.namespace, "annotations": {POOL_ANNOTATION: pool}},
-            spec=nic_claim_spec(self.pools[pool].sku.name, count),
+            spec=nic_claim_spec(self.pools[pool].sku.name, count, getattr(self.pools[pool], "interconnect", None)),
             opts=self._templates_opts,
         )
         return template_name

@@ -14,6 +14,7 @@ from ..core import models, pins, startup
 from ..core.endpoints import INSTANCE_LABEL, VLLM_PORT
 from ..core.labels import ROLE_LABEL, is_mig_resource, mig_slice
 from ..core.security import restricted_container, restricted_pod
+from ..gpu.compute_domain import CHANNEL_CLAIM
 from .vllm_disaggregation import (
     NIXL_KV_TRANSFER,
     engine_anti_affinity,
@@ -83,6 +84,9 @@ class VllmEngine:
     """The model store's account, for the streamer (``source: blob``)."""
     rdma: RdmaPodSpec | None = None
     """RdmaNetwork's pod contract for the pool, for ``rdma: true``."""
+    imex_channel: str | None = None
+    """The IMEX channel template of the pool's ComputeDomain (NVLink to the engines on other nodes of the rack), for
+    an RDMA engine on a rack-scale pool whose GPUs DRA serves."""
 
     @property
     def cold_start(self) -> startup.ColdStart:
@@ -155,6 +159,9 @@ def vllm_resources(engine: VllmEngine) -> tuple[dict[str, Any], dict[str, str]]:
     if args.gpu_access == "dra":
         claims["gpus"] = dra_template(pool, args.tensor_parallel_size)
         resources["claims"] = [{"name": "gpus"}]
+        if engine.imex_channel:
+            claims[CHANNEL_CLAIM] = engine.imex_channel
+            resources["claims"].append({"name": CHANNEL_CLAIM})
     else:
         resources["requests"][pool.gpu_resource_name] = args.tensor_parallel_size
         resources["limits"][pool.gpu_resource_name] = args.tensor_parallel_size

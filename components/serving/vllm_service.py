@@ -196,6 +196,9 @@ def _engine(args: VllmServiceArgs, placement: GpuPlacement, azure: AzureServices
         model=store.model_uri(args.model_path or args.model) if blob else args.model,
         storage_account=store.account_name if blob else None,
         rdma=placement.rdma.pod_spec(placement.pool.pool_name) if args.rdma else None,
+        imex_channel=placement.dra.channel_templates.get(placement.pool.pool_name)
+        if args.rdma and args.gpu_access == "dra" and placement.dra
+        else None,
     )
 
 

@@ -18,7 +18,6 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from .._base import ComponentInputError, StrictModel
 from ..azure.aks_cluster import AksClusterArgs
 from ..azure.gpu_node_pool import GpuNodePoolArgs
-from ..azure.gpu_node_pool_args import rdma_sizes
 from ..azure.model_store import ModelStoreArgs, blob_path_problem
 from ..azure.monitoring import ManagedPrometheusArgs
 from ..core import catalog
@@ -33,7 +32,7 @@ from ..serving.dynamo_args import DynamoInferenceArgs
 from ..serving.kaito_workspace import KaitoWorkspaceArgs
 from ..serving.vllm_service import VllmServiceArgs
 from ..training.distributed_training_args import DistributedTrainingArgs
-from .config_checks import full_node_problems, gateway_name_problems, gpu_problems, name_clash_problems
+from .config_checks import full_node_problems, gateway_name_problems, gpu_problems, name_clash_problems, rack_problems
 from .stack_input import SECRET_KEYS, plain_credential_problems, region_problem, stack_problems, typo_secret_keys
 
 PROJECT = "aks-gpu-inference"
@@ -228,7 +227,7 @@ class StackConfig(StrictModel):
 
     @model_validator(mode="after")
     def _dra_and_rdma(self) -> StackConfig:
-        _raise(self._version_problems() + self._section_pool_problems())
+        _raise(self._version_problems() + self._section_pool_problems() + rack_problems(self))
         return self
 
     def _version_problems(self) -> list[FieldProblem]:
@@ -250,7 +249,7 @@ class StackConfig(StrictModel):
             return None
         return (
             f"{needs}, and pool {pool.name!r} is {pool.vm_size}, which has no InfiniBand: use a pool of an RDMA size "
-            f"({', '.join(rdma_sizes())})"
+            f"({', '.join(catalog.rdma_sizes())})"
         )
 
     def _section_pool_problems(self) -> list[FieldProblem]:

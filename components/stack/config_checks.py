@@ -147,3 +147,23 @@ def name_clash_problems(config: Any) -> list[FieldProblem]:
         names = [graph, *(dynamo_component_service(graph, c) for c in COMPONENTS.values())]
         take(config.rdma.namespace, names, "dynamo", graph)
     return problems
+
+
+def rack_problems(config: Any) -> list[FieldProblem]:
+    """Rack-scale RDMA pools (ND GB200/GB300 v6) against the rest of the stack: NVLink across their nodes comes from a
+    ComputeDomain of the NVIDIA DRA driver, which the dra section installs for the pools it serves."""
+    if config.rdma is None:
+        return []
+    pools = {p.name: p for p in config.gpu_pools}
+    served = config.dra_pools()
+    problems = []
+    for name in config.rdma.pools:
+        pool = pools.get(name)
+        if pool is not None and pool.sku.rack_size and name not in served:
+            why = (
+                f"{name} is a rack-scale pool ({pool.vm_size}): its NVLink across nodes is a ComputeDomain of the NVIDIA "
+                "DRA driver, which the dra section installs for the pools it serves; add a dra section (or list the pool "
+                "in dra.pools)"
+            )
+            problems.append(FieldProblem("rdma.pools", name, why))
+    return problems

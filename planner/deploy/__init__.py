@@ -14,12 +14,14 @@ from typing import Any
 
 from aks_gpu_inference.planner.charts import ChartRender
 from aks_gpu_inference.planner.deploy import (
+    architecture,
     arm,
     capacity,
     chart_checks,
     crds,
     default_pools,
     devices,
+    interconnect,
     lifecycle,
     namespaces,
     pod_security,
@@ -59,6 +61,8 @@ def run(model: DeployModel, as_of: date, upstream: Path | None) -> list[Finding]
         *request_path.check(model, upstream),
         *lifecycle.check(model, as_of),
         *arm.check(model),
+        *architecture.check(model),
+        *interconnect.check(model),
         *default_pools.check(model),
         *program_warnings.check(model),
     ]

@@ -40,8 +40,6 @@ CLUSTER_ENUMS = (
 )
 API_VERSION = pins.azure_api_version("containerservice")
 """The containerservice API version of the pinned azure-native SDK (its module docstrings say so)."""
-DEFAULT_OS_DISK_GB = 128
-"""AKS's OS disk size when ``osDiskSizeGB`` is not set (azure-aks-docs concepts-storage, ephemeral OS)."""
 
 
 def _get(node: Any, path: tuple[str, ...]) -> Any:
@@ -80,8 +78,8 @@ def _disk_findings(props: dict[str, Any], where: str) -> list[Finding]:
     if props.get("osDiskType") != "Ephemeral":
         return []
     vm_size = str(props.get("vmSize", ""))
-    size = props.get("osDiskSizeGB") or DEFAULT_OS_DISK_GB
-    limit = vm_disks.max_ephemeral_os_disk_gib(vm_size) if vm_size in vm_disks.sizes() else None
+    size = props.get("osDiskSizeGB") or vm_disks.DEFAULT_OS_DISK_GB
+    limit = vm_disks.ephemeral_limit_gib(vm_size)
     if limit is None:
         if vm_size in vm_disks.sizes():
             return [

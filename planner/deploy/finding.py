@@ -18,6 +18,8 @@ CHECKS = (
     "request-path",
     "lifecycle",
     "arm",
+    "architecture",
+    "interconnect",
     "platform-pool",
     "program",
 )

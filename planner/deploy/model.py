@@ -96,7 +96,7 @@ def _pool(record: Registered, profile: dict[str, Any], location: str, where: str
         "agentpool": name,
         "kubernetes.azure.com/mode": mode.lower(),
         "kubernetes.io/os": "linux",
-        "kubernetes.io/arch": "arm64" if "p" in _caps(vm_size) else "amd64",
+        "kubernetes.io/arch": catalog.node_arch(vm_size),
         "node.kubernetes.io/instance-type": vm_size,
         "beta.kubernetes.io/instance-type": vm_size,
         "kubernetes.azure.com/os-sku": str(profile.get("osSKU", "Ubuntu")),
@@ -115,13 +115,6 @@ def _pool(record: Registered, profile: dict[str, Any], location: str, where: str
     return NodePool(
         name, mode, vm_size, taints, labels, int(high or 0), profile.get("gpuInstanceProfile"), record, where, profile
     )
-
-
-def _caps(vm_size: str) -> str:
-    try:
-        return catalog.parse_vm_size(vm_size).capabilities
-    except ValueError:
-        return ""
 
 
 @dataclass

@@ -122,6 +122,15 @@ _NAME_INPUTS = {
 }
 
 
+def interconnect_attributes(resource_name: str) -> dict[str, str]:
+    """The placeholders the mocks give an InterconnectGroup registered as ``resource_name``: its ``resourceGuid`` and
+    its first subgroup's ``internalSubgroupId``, which DRANET would publish on the nodes Azure placed in it."""
+    return {
+        "resourceGuid": placeholder(f"{resource_name}.resourceGuid"),
+        "internalSubgroupId": placeholder(f"{resource_name}.subgroups[0].internalSubgroupId"),
+    }
+
+
 class PlaceholderMocks(pulumi.runtime.Mocks):
     """Echo inputs, and mark what Azure or Kubernetes would compute."""
 
@@ -133,6 +142,12 @@ class PlaceholderMocks(pulumi.runtime.Mocks):
             state.setdefault("provisioningState", placeholder("provisioningState"))
         if args.typ == "azure-native:managedidentity:UserAssignedIdentity":
             state.update(clientId=placeholder(f"{args.name}.clientId"), principalId=placeholder(f"{args.name}.principalId"))
+        if args.typ == "azure-native:network:InterconnectGroup":
+            # What Azure computes for a group (pulumi-azure-native 3.29 network.InterconnectGroup outputs): its
+            # resourceGuid and its subgroups, each with an internalSubgroupId. ``interconnect_attributes`` reads them
+            # back for the simulated nodes.
+            state.update(interconnect_attributes(args.name))
+            state["subgroups"] = [{"name": "subgroup0", "internalSubgroupId": state.pop("internalSubgroupId")}]
         if args.typ == "azure-native:storage:StorageAccount":
             state["primaryEndpoints"] = {"blob": placeholder(f"{args.name}.blobEndpoint")}
         if args.typ == "azure-native:monitor:AzureMonitorWorkspace":

@@ -164,7 +164,9 @@ def cost_rows(run: ProgramRun) -> CostEstimate:
     for line in pool_lines(run):
         hourly = line.spot_ceiling if line.spot else line.hourly
         if hourly is None:
-            unpriced.append(f"{line.pool} ({line.vm_size})")
+            sku = catalog.skus().get(line.vm_size)
+            why = f": {sku.price_note}" if sku is not None and sku.price_note else ""
+            unpriced.append(f"{line.pool} ({line.vm_size}{why})")
             rows.append(CostRow(line.pool, line.vm_size, _nodes(line), None, None, None, line.spot))
             continue
         low, high = line.nodes_min * hourly * catalog.HOURS_PER_MONTH, line.nodes_max * hourly * catalog.HOURS_PER_MONTH

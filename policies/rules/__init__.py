@@ -21,6 +21,7 @@ from aks_gpu_inference.policies.rules import (
     no_memlock_override,
     node_os_upgrade_channel,
     prefill_decode_anti_affinity,
+    rack_subgroup_placement,
     rdma_capable_sku,
     retired_gpu_sizes,
 )
@@ -38,6 +39,7 @@ RULES: list[Rule] = [
         nccl_ib,
         no_memlock_override,
         prefill_decode_anti_affinity,
+        rack_subgroup_placement,
         image_pinned,
         retired_gpu_sizes,
         helm_pinned,

@@ -21,7 +21,7 @@ NODE_AGENTS = [
     {
         "namespace": "kube-system",
         "image": "registry.k8s.io/networking/dranet",
-        "why": "DRANET moves RDMA network devices into pod network namespaces (kubernetes-sigs/dranet v1.3.0 chart: privileged, hostNetwork)",
+        "why": "DRANET moves RDMA network devices into pod network namespaces (kubernetes-sigs/dranet v1.4.0 chart: privileged, hostNetwork)",
     },
     {
         "namespace": "dra-driver-nvidia-gpu",

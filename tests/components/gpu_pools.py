@@ -4,6 +4,7 @@ input of components.gpu's pure validators and builders (``components.gpu.pools.G
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from aks_gpu_inference.components import GpuNodePoolArgs
 from aks_gpu_inference.components.azure import managed_gpu
@@ -29,6 +30,7 @@ class PoolFacts:
     node_selector: dict[str, str]
     tolerations: list[dict[str, str]]
     gpu_management: str = "unmanaged"
+    interconnect: Any = None
 
 
 def pool_facts(name: str = "h100", vm_size: str = H100, **args) -> PoolFacts:

@@ -204,7 +204,7 @@ def test_every_gate_script_exists_and_parses():
             assert '. "${GATES_DIR:-/gates}/common.sh"' in script.read_text()
 
 
-@pytest.mark.parametrize("script", ["nccl_allreduce.py", "nixl_transfer.py"])
+@pytest.mark.parametrize("script", ["nccl_allreduce.py", "nixl_transfer.py", "nccl_busbw.py"])
 def test_python_scripts_compile(script, tmp_path):
     py_compile.compile(str(SCRIPTS / script), cfile=str(tmp_path / f"{script}c"), doraise=True)
 
@@ -505,3 +505,63 @@ def test_a_tool_in_a_directory_root_cannot_enter_fails_saying_so(box):
 def test_the_fake_path_hides_host_tools(box):
     """Sanity: the sandbox PATH has only the listed host tools and the fakes."""
     assert sorted(os.listdir(box.bin)) == sorted([*HOST_TOOLS, "sleep", "getent"])
+
+
+# ---- gate 7 (rack-scale pools): NCCL over multi-node NVLink ----------------------------------------------------------
+
+
+def mnnvl_log(busbw="812.4", wrong=0, mnnvl=True) -> str:
+    """NCCL INFO lines of a rank on an NVL72 fabric (src/init.cc's MNNVL line), then the bandwidth script's verdict."""
+    prefix = "aks-gb300-0:301:301 [0] NCCL INFO"
+    lines = [f"{prefix} Bootstrap : Using eth0:10.244.2.9<0>"]
+    if mnnvl:
+        lines.append(
+            f"{prefix} MNNVL busId 0x8000 fabric UUID 7a4af5e106e46349.c4fe63d71b7d9aa1 cliqueId 0x7ffe state 3 healthMask 0x0"
+        )
+    lines.append(f"{prefix} Connected all rings")
+    lines.append(f"busbw GB/s: {busbw}; world size: 8; wrong values: {wrong}")
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture
+def imex_box(box) -> Sandbox:
+    """A sandbox whose pod got an IMEX channel from the pool's ComputeDomain, and no NIC."""
+    channels = box.root / "imex"
+    channels.mkdir()
+    (channels / "channel0").touch()
+    box.env.update(IMEX_DIR=str(channels), GPUS_PER_NODE="4", MIN_NVLINK_GBPS="625.95", GATE_JOB="qualify-7-nvlink-1")
+    return box
+
+
+def test_nvlink_gate_passes_over_the_fabric_at_the_threshold(imex_box):
+    imex_box.prints("torchrun", mnnvl_log())
+    verdict = passed(imex_box.run("nvlink.sh"))
+    assert verdict == "GATE PASS: all-reduce across two nodes over NVLink at 812.4 GB/s bus bandwidth with zero wrong values"
+    (args,) = imex_box.args("torchrun")
+    assert "--nnodes 2 --nproc-per-node 4 --node-rank 0" in args and args.endswith("nccl_busbw.py")
+
+
+@pytest.mark.parametrize(
+    ("log", "why"),
+    [
+        (mnnvl_log(busbw="41.7"), "GATE FAIL: all-reduce bus bandwidth 41.7 GB/s is under 625.95 GB/s: not multi-node NVLink"),
+        (mnnvl_log(mnnvl=False), "GATE FAIL: NCCL found no multi-node NVLink fabric (no MNNVL line)"),
+        (mnnvl_log(wrong=3), "GATE FAIL: all-reduce returned wrong values"),
+        (mnnvl_log().replace("busbw GB/s: 812.4; ", ""), "GATE FAIL: no bus bandwidth reported"),
+    ],
+    ids=["socket bandwidth", "no fabric", "wrong values", "no figure"],
+)
+def test_nvlink_gate_fails(imex_box, log, why):
+    imex_box.prints("torchrun", log)
+    assert failed(imex_box.run("nvlink.sh")) == why
+
+
+def test_nvlink_gate_without_an_imex_channel(imex_box):
+    imex_box.prints("torchrun", mnnvl_log())
+    result = imex_box.run("nvlink.sh", IMEX_DIR=str(imex_box.root / "none"))
+    assert failed(result) == "GATE FAIL: no IMEX channel in the pod: the ComputeDomain claim gave none"
+
+
+def test_nvlink_gate_second_node_reports_its_rank(imex_box):
+    imex_box.prints("torchrun", mnnvl_log().replace("busbw GB/s: 812.4; world size: 8; wrong values: 0\n", ""))
+    assert passed(imex_box.run("nvlink.sh", JOB_COMPLETION_INDEX="1")) == "GATE PASS: rank node 1 on the NVLink fabric"

@@ -68,10 +68,11 @@ def test_dranet_chart_is_pinned_as_seed_004_qualified_it(default_build):
     chart = one(run, "helm.sh/v4:Chart")
     assert chart.name == "rdma-dranet"
     assert chart.inputs["chart"] == "oci://registry.k8s.io/networking/charts/dranet"
-    assert chart.inputs["version"] == "v1.3.0"
+    # v1.4.0, not the v1.3.0 seed 004 qualified: the first release with the interconnect attributes (issue 34).
+    assert chart.inputs["version"] == "v1.4.0"
     assert chart.inputs["namespace"] == "kube-system"
     assert chart.inputs["values"] == {
-        "image": {"repository": "registry.k8s.io/networking/dranet", "tag": "v1.3.0", "pullPolicy": "IfNotPresent"},
+        "image": {"repository": "registry.k8s.io/networking/dranet", "tag": "v1.4.0", "pullPolicy": "IfNotPresent"},
         "nodeSelector": {AGENTPOOL: "h100"},
         "args": {"cloudProviderHint": "AZURE", "moveIBInterfaces": False},
         "resources": SEED_RESOURCES,

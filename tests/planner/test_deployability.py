@@ -33,8 +33,18 @@ def stack_runs():
     return {stack: planned_stack(stack) for stack in STACKS}
 
 
-ROLLOUT_WARNINGS = {"llmd": {"Deployment llm-d-infra/llama-70b-prefill", "Deployment llm-d-infra/llama-70b-decode"}}
+ENGINES = {"Deployment llm-d-infra/llama-70b-prefill", "Deployment llm-d-infra/llama-70b-decode"}
+ROLLOUT_WARNINGS = {"llmd": ENGINES, "gb300": ENGINES}
 """Seed 004's engines fill both nodes: a rollout takes each role's only replica down while it reloads (said, not hidden)."""
+UNCHECKED = {
+    "gb300": {
+        ("architecture", "docker.io/vllm/vllm-openai:v0.32.0"),
+        ("architecture", "nvcr.io/nvidia/pytorch:25.09-py3"),
+        ("interconnect", "AgentPool gb300-pool"),
+    }
+}
+"""What the rack-scale stack's plan cannot check, said as gaps: two tags whose arm64 variant nobody verified, and that
+AKS puts the pool's VMs in the interconnect group (no agent-pool property does)."""
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -42,7 +52,8 @@ def test_repository_stacks_have_no_blockers_and_no_warnings_but_their_rollouts(s
     found = findings_of(stack_runs[stack])
     rollouts = {f.object for f in found if f.check == "capacity" and "a rollout takes all" in f.message}
     assert rollouts == ROLLOUT_WARNINGS.get(stack, set())
-    assert [(f.check, f.object, f.message) for f in found if f.object not in rollouts] == []
+    assert {(f.check, f.object) for f in found if f.level == "unchecked"} == UNCHECKED.get(stack, set())
+    assert [(f.check, f.object, f.message) for f in found if f.object not in rollouts and f.level != "unchecked"] == []
 
 
 def test_a_chart_namespace_nothing_creates_is_a_blocker():

@@ -14,6 +14,8 @@ ALLOWED = {
     "components.serving.picker_check": "the picker config and flags read as the pinned llm-d release reads them",
     "components.serving.dynamo_runtime": "Dynamo's runtime hops and the variables that fix their ports, which the "
     "request-path check follows through the NetworkPolicies (one home: the graph's pods are given the same facts)",
+    "components.gpu.compute_domain": "the ComputeDomain's channel class and driver, which the claim simulation publishes "
+    "and evaluates (one home: the DRA component renders the same domain)",
 }
 
 

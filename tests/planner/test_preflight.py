@@ -158,3 +158,30 @@ def test_without_a_subscription_it_fails_before_signing_in(monkeypatch):
     args = argparse.Namespace(stack="prod", subscription=None, project_dir=str(REPO))
     with pytest.raises(preflight_cmd.ConfigError, match="preflight needs the subscription"):
         preflight_cmd.run(args, credential=Unused())
+
+
+def test_a_gb300_stack_asks_for_its_family_quota_and_the_size_in_the_region():
+    """The rack-scale stack: the GB300 family's quota at the pool's two nodes, and the size offered to the subscription
+    in the region (Azure names GB300's family standardNDISRGB300V6Family)."""
+    asks = preflight.stack_asks(planned_stack("gb300").resources, "eastus")
+    gb300 = "Standard_ND128isr_GB300_v6"
+    family = "standardNDISRGB300V6Family"
+    assert quota.family_of(gb300) == family
+    short = azure_facts.AzureFacts(
+        SUBSCRIPTION,
+        "eastus",
+        usages={quota.normalise(family): azure_facts.Usage(family, "Standard NDISR GB300 v6 Family vCPUs", 0, 128)},
+    )
+    (gb_quota,) = [v for v in preflight.quota_verdicts(asks, short) if v.item.startswith(f"quota {family}")]
+    assert not gb_quota.ok and "needs 256 vCPUs; limit 128" in gb_quota.detail and "--limit-object value=256" in gb_quota.fix
+    (size,) = [v for v in preflight.size_verdicts(asks, short) if gb300 in v.item]
+    assert not size.ok and size.detail == "not offered in eastus"
+    offered = azure_facts.SkuFacts(gb300, family, ("1",), False, ())
+    enough = azure_facts.AzureFacts(
+        SUBSCRIPTION,
+        "eastus",
+        usages={quota.normalise(family): azure_facts.Usage(family, "GB300", 0, 512)},
+        skus={gb300: offered},
+    )
+    assert all(v.ok for v in preflight.quota_verdicts(asks, enough) if family in v.item)
+    assert [v.ok for v in preflight.size_verdicts(asks, enough) if gb300 in v.item] == [True]

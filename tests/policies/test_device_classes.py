@@ -64,6 +64,7 @@ EXPECTED = {
     MIG_CLASS: {"gpu"},
     "vfio.gpu.nvidia.com": {"gpu"},
     "gpu-h100-80gb": {"gpu"},
+    "gpu-gb300-288gb": {"gpu"},
     "compute-domain-daemon.nvidia.com": set(),
     "compute-domain-default-channel.nvidia.com": set(),
 }
@@ -96,7 +97,12 @@ def test_seed004_dranet_class_folded_over_two_lines():
 
 def test_component_and_planner_selectors():
     assert kinds(DEVICE_CLASS_CEL) == {"rdma"}
-    assert {name: kinds(e) for name, e in CHART_CLASSES.items()} == {GPU_CLASS: {"gpu"}, MIG_CLASS: {"gpu"}}
+    # An IMEX channel of a ComputeDomain is neither a GPU nor a NIC.
+    assert {name: kinds(e) for name, e in CHART_CLASSES.items()} == {
+        GPU_CLASS: {"gpu"},
+        MIG_CLASS: {"gpu"},
+        "compute-domain-default-channel.nvidia.com": set(),
+    }
 
 
 MODELS = sorted({sku.gpu_model: sku.product_names for sku in catalog.skus().values()}.items())
@@ -411,3 +417,13 @@ def test_a_class_on_plain_dranet_nics_only_is_not_rdma():
     )
     for rule in RDMA_RULES:
         assert messages(rule, resources) == [], rule.NAME
+
+
+@pytest.mark.parametrize("vm_size", ["Standard_ND128isr_GB300_v6", "Standard_ND128isr_NDR_GB200_v6"])
+def test_the_rdma_rules_try_classes_on_every_nic_of_a_gb_size(vm_size):
+    """The GB sizes' NICs as the rules simulate them: the catalog's four InfiniBand NICs per VM, and the VNet NIC."""
+    from aks_gpu_inference.policies.rules._device_classes import synthetic_devices
+
+    nics = [d for role, d in synthetic_devices() if role == "rdma-nic" and d["attributes"]["azure.dra.net"]["vmSize"] == vm_size]
+    assert len(nics) == catalog.get_sku(vm_size).infiniband_nics == 4
+    assert catalog.get_sku(vm_size).infiniband_gbps == (800 if "GB300" in vm_size else 400)

@@ -253,7 +253,7 @@ def test_analyzer_info_announces_every_rule(info):
     assert info.name == "aks-gpu-guardrails"
     assert info.supportsConfig
     assert [p.name for p in info.policies] == [rule.name for rule in RULES]
-    assert len(info.policies) == 12
+    assert len(info.policies) == 13
     levels = {p.name: p.enforcementLevel for p in info.policies}
     assert levels == {
         rule.name: analyzer_pb2.MANDATORY if rule.name in MANDATORY_RULES else analyzer_pb2.ADVISORY for rule in RULES

@@ -69,6 +69,9 @@ CASES = [
         over=("Deployment",),
     ),
     Case("labelled pool of an RDMA size", labelled_pool("Standard_ND96amsr_A100_v4"), over=POOL_STYLES),
+    # The rack-scale GB sizes: 4 InfiniBand NICs each (catalog), 400 and 800 Gb/s.
+    Case("RDMA work on a GB300 pool", lambda kind: rdma_stack(kind, vm_size="Standard_ND128isr_GB300_v6"), over=WORKLOAD_KINDS),
+    Case("labelled pool of a GB200 size", labelled_pool("Standard_ND128isr_NDR_GB200_v6"), over=POOL_STYLES),
     Case(
         "labelled pool without RDMA back end",
         labelled_pool(NC),

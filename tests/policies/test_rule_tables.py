@@ -15,8 +15,8 @@ RULE_MODULES = sorted(p.stem for p in (HERE.parents[1] / "policies" / "rules").g
 MANDATORY = {"rdma-capable-sku", "gpu-taints-and-tolerations", "ipc-lock-without-privileged", "aks-node-os-upgrade-channel"}
 
 
-def test_twelve_rules_with_their_levels():
-    assert len(RULES) == len(RULE_MODULES) == 12
+def test_thirteen_rules_with_their_levels():
+    assert len(RULES) == len(RULE_MODULES) == 13
     assert {rule.name: rule.enforcement for rule in RULES} == {
         rule.name: "mandatory" if rule.name in MANDATORY else "advisory" for rule in RULES
     }
