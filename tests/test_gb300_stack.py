@@ -41,8 +41,9 @@ def test_the_pool_is_gb300_labelled_with_its_group_and_not_aks_managed():
 
 def test_dranet_is_the_release_that_publishes_the_interconnect_attributes():
     (chart,) = [c for c in _resources("helm.sh/v4:Chart") if c["chart"].endswith("/dranet")]
-    assert chart["version"] == pins.chart("dranet").version == "v1.4.0"
-    assert chart["values"]["image"]["tag"] == "v1.4.0"
+    assert chart["version"] == pins.chart("dranet-interconnect").version == "v1.4.0"
+    assert chart["values"]["image"]["tag"] == pins.image_pin("dranet-interconnect").tag == "v1.4.0"
+    assert pins.chart("dranet").version == "v1.3.0", "the H100 stacks keep the release seed 004 qualified"
 
 
 def test_every_nic_claim_selects_the_group_and_its_subgroup():

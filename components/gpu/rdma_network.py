@@ -42,11 +42,13 @@ class RdmaNetworkArgs(StrictModel):
     It is labelled Pod Security ``privileged`` because "baseline" forbids IPC_LOCK; the policy pack's
     ipc-lock-without-privileged rule is the compensating control."""
 
-    chart_version: str = pins.chart("dranet").version
-    """DRANET Helm chart version (tags carry a ``v``). Default: the pins table's ``dranet``."""
+    chart_version: str | None = None
+    """DRANET Helm chart version (tags carry a ``v``). Default: the pins table's ``dranet`` (v1.3.0, the release
+    seed 004 qualified), or ``dranet-interconnect`` (v1.4.0) when a pool is rack-scale: its NIC claims select the
+    interconnect attributes only v1.4.0 publishes."""
 
-    image_tag: str = pins.image_pin("dranet").tag
-    """DRANET image tag. Default: the pinned image, of the chart's release."""
+    image_tag: str | None = None
+    """DRANET image tag. Default: the pinned image of the chart's release (as ``chart_version``)."""
 
     partial_node_nics: list[int] = Field(default_factory=list)
     """Extra claim templates for fewer NICs than a full node, e.g. ``[2]``, made for every pool of the
@@ -74,6 +76,14 @@ def rdma_network_problems(args: RdmaNetworkArgs, pools: Sequence[GpuPool], kuber
         problems.append(FieldProblem("pools", [], "give at least one RDMA pool"))
     for pool in pools:
         problems += _pool_problems(args, pool)
+    rack = [pool.pool_name for pool in pools if pool.sku.rack_size]
+    release = _release(args.chart_version) if args.chart_version else None
+    if rack and release is not None and release < INTERCONNECT_SINCE:
+        why = (
+            f"{', '.join(rack)} is rack-scale: its NIC claims select the interconnect group and subgroup, which DRANET "
+            "publishes from v1.4.0; leave chart_version out (the pins table's dranet-interconnect) or give v1.4.0 or later"
+        )
+        problems.append(FieldProblem("chart_version", args.chart_version, why))
     names = [pool.pool_name for pool in pools]
     unknown = sorted(set(args.nics_per_node) - set(names))
     if pools and unknown:
@@ -102,12 +112,35 @@ def _pool_problems(args: RdmaNetworkArgs, pool: GpuPool) -> list[FieldProblem]:
     return problems
 
 
+INTERCONNECT_SINCE = (1, 4, 0)
+"""The first DRANET release that publishes ``interconnectGroupId`` and ``interconnectSubgroupId``, which a rack-scale
+pool's NIC claims select (kubernetes-sigs/dranet@v1.4.0 pkg/cloudprovider/azure/azure.go)."""
+
+
+def dranet_pin(pools: Sequence[GpuPool]) -> str:
+    """The pins table's key of the DRANET release for ``pools``: the interconnect one when any pool is rack-scale."""
+    return "dranet-interconnect" if any(pool.sku.rack_size for pool in pools) else "dranet"
+
+
+def chart_version(args: RdmaNetworkArgs, pools: Sequence[GpuPool]) -> str:
+    return args.chart_version or pins.chart(dranet_pin(pools)).version
+
+
+def image_tag(args: RdmaNetworkArgs, pools: Sequence[GpuPool]) -> str:
+    return args.image_tag or (args.chart_version if args.chart_version else pins.image_pin(dranet_pin(pools)).tag)
+
+
+def _release(version: str) -> tuple[int, ...] | None:
+    parts = version.removeprefix("v").split(".")
+    return tuple(int(p) for p in parts) if len(parts) == 3 and all(p.isdigit() for p in parts) else None
+
+
 def dranet_values(args: RdmaNetworkArgs, pools: Sequence[GpuPool]) -> dict[str, Any]:
     """The DRANET chart's values: pinned image, placed on exactly the RDMA pools, tolerating their taints."""
     names = sorted(pool.pool_name for pool in pools)
     placement = {"nodeSelector": {AGENTPOOL_LABEL: names[0]}} if len(names) == 1 else {"affinity": pool_affinity(names)}
     return {
-        "image": {"repository": "registry.k8s.io/networking/dranet", "tag": args.image_tag, "pullPolicy": "IfNotPresent"},
+        "image": {"repository": "registry.k8s.io/networking/dranet", "tag": image_tag(args, pools), "pullPolicy": "IfNotPresent"},
         **placement,
         # Keep the IPoIB interfaces on the host; DRANET injects the RDMA character devices.
         "args": {"cloudProviderHint": "AZURE", "moveIBInterfaces": False},
@@ -178,7 +211,7 @@ class RdmaNetwork(pulumi.ComponentResource):
         self.release = k8s.helm.v4.Chart(
             f"{name}-dranet",
             chart=DRANET_CHART,
-            version=args.chart_version,
+            version=chart_version(args, pools),
             namespace="kube-system",
             values=dranet_values(args, pools),
             opts=child,

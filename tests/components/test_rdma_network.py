@@ -68,11 +68,10 @@ def test_dranet_chart_is_pinned_as_seed_004_qualified_it(default_build):
     chart = one(run, "helm.sh/v4:Chart")
     assert chart.name == "rdma-dranet"
     assert chart.inputs["chart"] == "oci://registry.k8s.io/networking/charts/dranet"
-    # v1.4.0, not the v1.3.0 seed 004 qualified: the first release with the interconnect attributes (issue 34).
-    assert chart.inputs["version"] == "v1.4.0"
+    assert chart.inputs["version"] == "v1.3.0"  # rack-scale pools take v1.4.0 (test_gb300_stack.py)
     assert chart.inputs["namespace"] == "kube-system"
     assert chart.inputs["values"] == {
-        "image": {"repository": "registry.k8s.io/networking/dranet", "tag": "v1.4.0", "pullPolicy": "IfNotPresent"},
+        "image": {"repository": "registry.k8s.io/networking/dranet", "tag": "v1.3.0", "pullPolicy": "IfNotPresent"},
         "nodeSelector": {AGENTPOOL: "h100"},
         "args": {"cloudProviderHint": "AZURE", "moveIBInterfaces": False},
         "resources": SEED_RESOURCES,
@@ -408,3 +407,12 @@ def test_the_tests_pool_facts_are_what_a_gpu_node_pool_exposes():
     for pool, (name, size, args) in zip(holder["pools"], cases, strict=True):
         facts = pool_facts(name, size, **args)
         assert {f: getattr(pool, f) for f in facts.__dataclass_fields__} == vars(facts)
+
+
+def test_a_rack_scale_pool_refuses_a_dranet_without_the_interconnect_attributes():
+    from aks_gpu_inference.components.gpu.rdma_network import rdma_network_problems
+
+    gb300 = pool_facts("gb300", "Standard_ND128isr_GB300_v6")
+    (problem,) = rdma_network_problems(RdmaNetworkArgs(chart_version="v1.3.0"), [gb300], "1.35")
+    assert problem.field == "chart_version" and "publishes from v1.4.0" in problem.problem
+    assert rdma_network_problems(RdmaNetworkArgs(), [gb300], "1.35") == []
