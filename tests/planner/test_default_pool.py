@@ -36,7 +36,7 @@ def test_a_stack_is_told_what_its_platform_pool_runs_and_a_program_warning_is_a_
     code, err, out = _plan(_project(tmp_path, "aks-gpu-inference", "dev", config), "dev", capsys)
     assert code == 0, err
     summary = json.loads((out / "summary.json").read_text())
-    assert "it runs Deployment envoy-gateway-system/redis" in summary["platform_pool"]
+    assert "; it runs " in summary["platform_pool"] and "Deployment envoy-gateway-system/redis" in summary["platform_pool"]
     assert _findings(out, "platform-pool") == []
     (said,) = _findings(out, "program")
     assert said["level"] == "warning" and said["object"] == "VllmService llama-8b"
