@@ -3,16 +3,18 @@ the serving components, with every AKS rule checked before the pool is created."
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 import pulumi
 from pulumi_azure_native import containerservice, resources
 
 from .._base import PACKAGE, validate_args
 from ..context import ClusterContext
 from ..core import catalog
-from ..core.labels import AGENTPOOL_LABEL
 from . import managed_gpu
 from .gpu_node_pool_args import GpuNodePoolArgs, os_disk
 from .interconnect import InterconnectPlacement, create_group
+from .pool_facts import pool_facts
 
 # A GPU pool takes longer than the default to provision and drain.
 POOL_TIMEOUTS = pulumi.CustomTimeouts(create="60m", update="90m", delete="60m")
@@ -57,23 +59,16 @@ class GpuNodePool(pulumi.ComponentResource):
         """
         args = validate_args(GpuNodePoolArgs, args, "GpuNodePool", name)
         super().__init__(f"{PACKAGE}:index:GpuNodePool", name, None, opts)
-        sku = args.sku
         self.interconnect = create_group(name, args, cluster, self) if args.interconnect else None
         if args.gpu_management == "managed":
             self.agent_pool = self._managed_pool(name, args, cluster)
         else:
             self.agent_pool = self._agent_pool(name, args, cluster)
 
-        self.pool_name = args.name
-        self.node_selector = {AGENTPOOL_LABEL: args.name}
-        self.tolerations = args.tolerations()
-        self.gpu_resource_name, self.gpus_per_node = managed_gpu.gpu_resource(args)
-        self.rdma_capable = sku.rdma
-        self.driver = args.driver
-        self.mig_profile = args.mig_profile
-        self.gpu_management = args.gpu_management
-        self.max_nodes = args.max_count if args.autoscaling else args.count
-        self.sku = sku
+        facts = pool_facts(args)  # the same facts the stack checks other components against before this pool exists
+        for fact in fields(facts):
+            if fact.name != "interconnect":  # the group's own, set above
+                setattr(self, fact.name, getattr(facts, fact.name))
         self.register_outputs(
             {
                 "pool_name": self.pool_name,
