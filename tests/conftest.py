@@ -180,6 +180,8 @@ SLOW_MODULES = {
     "tests/components/test_training_run.py",
     "tests/components/test_checkpoint_storage.py",
     "tests/planner/test_dynamo_graph_path.py",
+    "tests/planner/test_fallback_path.py",
+    "tests/planner/test_regional_prices.py",
 }
 """Modules ``make test-fast`` leaves out (``-m "not slow"``): the fast lane keeps the pure functions, the components
 under mocks and the policies; ``make test`` runs everything."""

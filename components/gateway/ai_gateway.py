@@ -26,7 +26,9 @@ from ..context import ClusterContext
 from ..core.security import restricted_namespace
 from . import ai_gateway_controllers as controllers
 from . import ai_gateway_manifests as manifests
-from .ai_gateway_args import AiGatewayArgs, GatewayBackend, GatewayRef, gateway_problems
+from . import ai_gateway_routes as gateway_routes
+from .ai_gateway_args import AiGatewayArgs, GatewayBackend, GatewayRef
+from .ai_gateway_checks import gateway_problems
 
 
 class _CustomResources:
@@ -123,7 +125,11 @@ class AiGateway(pulumi.ComponentResource):
         self._gateway(name, args, client_keys, custom, in_namespace)
         for backend in backends:
             self._backend(name, args, backend, custom, (in_namespace, child))
-        custom.add("route", "AIGatewayRoute", args.gateway_name, manifests.route_spec(args, backends))
+        for route in gateway_routes.routes(args, backends):
+            created = custom.add(route.role, "AIGatewayRoute", route.name, route.spec)
+            if route.retry is not None:
+                # After its route: the policy targets the HTTPRoute AI Gateway makes of it.
+                custom.add(f"{route.role}-retry", "BackendTrafficPolicy", route.name, route.retry, needs=[created])
         for policy in manifests.backend_network_policies(args, backends):
             k8s.networking.v1.NetworkPolicy(
                 f"{name}-netpol-{policy.role}", metadata=policy.metadata, spec=policy.spec, opts=child

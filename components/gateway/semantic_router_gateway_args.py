@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from pydantic import Field, ValidationError
@@ -252,10 +252,13 @@ def frontier_backends(args: SemanticRouterGatewayArgs) -> list[GatewayBackend]:
 def self_hosted_backends(
     models: Mapping[str, VllmService], shared: SharedServices, vllm_api_key: pulumi.Input[str] | None
 ) -> list[GatewayBackend]:
-    """The vLLM services, then the KAITO workspaces, then the Dynamo frontends, as gateway backends."""
+    """The vLLM services (each with its fallback), then the KAITO workspaces, then the Dynamo frontends, as gateway backends."""
     return [
         *(
-            GatewayBackend.from_vllm(service, service.namespace, service.served_model_name, vllm_api_key)
+            replace(
+                GatewayBackend.from_vllm(service, service.namespace, service.served_model_name, vllm_api_key),
+                fallback=service.fallback,
+            )
             for service in models.values()
         ),
         *(GatewayBackend.from_kaito(workspace) for workspace in shared.kaito.values()),
