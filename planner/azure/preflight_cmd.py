@@ -110,7 +110,39 @@ def run(args: argparse.Namespace, credential: Any = None, transport: Any = None)
     print(render(verdicts, facts))
     failed = [v for v in verdicts if not v.ok]
     print(f"\n{len(verdicts) - len(failed)} passed, {len(failed)} failed")
+    if args.alternatives:
+        code = _alternatives(args, project_dir, credential, subscription, transport, facts)
+        if code:
+            return code
     return EXIT_SHORTFALL if failed else 0
+
+
+def _alternatives(args: argparse.Namespace, project_dir: Path, credential: Any, subscription: str, transport: Any, known) -> int:
+    """The quota headroom of each model's top placements (``headroom``), the stack's region answered already (``known``);
+    0, or ``EXIT_AZURE`` when Azure could not be asked."""
+    from aks_gpu_inference.planner import alternatives_cmd
+    from aks_gpu_inference.planner.azure import facts as azure_facts
+    from aks_gpu_inference.planner.azure import headroom
+
+    config = alternatives_cmd.stack_config(project_dir, args.stack)
+    if not config.models:
+        print("\nno self-hosted models (models[]): no placements to ask about", file=sys.stderr)
+        return 0
+    placements = headroom.top(alternatives_cmd.report(config, args.stack, None, None))
+    wanted = headroom.wanted(placements)
+    print(f"asking Azure about {len(wanted)} regions for the top placements: {', '.join(wanted)}", file=sys.stderr)
+    try:
+        more = {r: s for r, s in wanted.items() if r != known.region or not s <= set(known.skus)}
+        by_region = azure_facts.fetch_regions(credential, subscription, more, transport) | (
+            {} if known.region in more else {known.region: known}
+        )
+    except Exception as err:
+        if type(err).__module__.split(".")[0] != "azure":
+            raise
+        print(_cannot_ask(err, "could not ask Azure about the alternatives"), file=sys.stderr)
+        return EXIT_AZURE
+    print("\n" + headroom.render(headroom.verdicts(placements, by_region), subscription))
+    return 0
 
 
 def add_parser(commands: Any) -> None:
@@ -122,7 +154,10 @@ def add_parser(commands: Any) -> None:
             "identity or the AZURE_* variables) about the stack's subscription and region: vCPU usage and limit\n"
             "per VM family and region, whether each VM size and zone is offered to the subscription, the Kubernetes\n"
             "versions AKS offers there, and the registration of each preview feature the stack needs. One verdict\n"
-            "per item, with the fix (the quota request to file) when it fails. Nothing is created."
+            "per item, with the fix (the quota request to file) when it fails. With --alternatives, also the quota\n"
+            "headroom of each model's top placements (aks-gpu alternatives: other sizes, regions, Spot), region by\n"
+            "region, so a region without quota shows where there is; advice, which does not change the exit code.\n"
+            "Nothing is created."
         ),
         epilog=(
             "exit codes:\n"
@@ -139,4 +174,9 @@ def add_parser(commands: Any) -> None:
         "--subscription", help="subscription ID (default: AZURE_SUBSCRIPTION_ID, or azure-native:subscriptionId)"
     )
     preflight.add_argument("--project-dir", default=".", help="folder with Pulumi.yaml (default: the current one or a parent)")
+    preflight.add_argument(
+        "--alternatives",
+        action="store_true",
+        help="also ask the quota headroom of each model's top placements (aks-gpu alternatives), region by region",
+    )
     preflight.set_defaults(func=run)

@@ -16,8 +16,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from aks_gpu_inference.components.core import quota
 from aks_gpu_inference.planner.deploy.demand import Demand, demands
 from aks_gpu_inference.planner.deploy.finding import Finding
+from aks_gpu_inference.planner.deploy.inference_pool import ROLE_LABEL
 from aks_gpu_inference.planner.deploy.model import DeployModel, NodePool
 from aks_gpu_inference.planner.deploy.scheduling import fitting_pools
 from aks_gpu_inference.policies.manifests import get
@@ -25,6 +27,10 @@ from aks_gpu_inference.policies.manifests import get
 WORKLOAD_KINDS = frozenset({"Deployment", "StatefulSet", "Job", "CronJob", "Pod", "ReplicaSet", "LeaderWorkerSet"})
 """Kinds whose pods must run somewhere; a DaemonSet runs on whatever nodes exist."""
 WAYS_OUT = "a spare node (max_count one above what the replicas take), a second replica, or a fallback model (models[].fallback)"
+WAYS_OUT_POOL = (
+    "a spare node (max_count one above what the engines take) or a second replica; not a fallback: a prefill/decode "
+    "model is routed to its InferencePool, which AI Gateway cannot put beside another backend in one rule"
+)
 
 
 @dataclass
@@ -105,6 +111,44 @@ def _others(steady: list, demand: Demand, count: int) -> list:
     return [(d, count if d is demand else n, pools) for d, n, pools in steady]
 
 
+def _ways_out(demand: Demand) -> str:
+    labels = get(demand.obj.manifest, "spec", "template", "metadata", "labels") or {}
+    return WAYS_OUT_POOL if ROLE_LABEL in labels else WAYS_OUT
+
+
+def _used(model: DeployModel, wanted: list) -> dict[str, int]:
+    """Nodes per pool that the pods ``wanted`` take, packed as the scheduler would."""
+    nodes = _nodes(model.pools)
+    pack(nodes, wanted)
+    used: dict[str, int] = {}
+    for node in nodes:
+        if node.free < node.gpus:
+            used[node.pool] = used.get(node.pool, 0) + 1
+    return used
+
+
+def _surge_nodes(model: DeployModel, demand: Demand, steady: list) -> str:
+    """What the autoscaler adds for a rollout's surge pods, and the quota each new node draws on; empty when the surge
+    lands on nodes that run anyway."""
+    before, during = _used(model, steady), _used(model, _others(steady, demand, demand.pods + demand.surge))
+    added = []
+    for pool in model.pools:
+        extra = during.get(pool.name, 0) - before.get(pool.name, 0)
+        if extra <= 0 or not pool.props.get("enableAutoScaling"):
+            continue
+        spot = pool.props.get("scaleSetPriority") == "Spot"
+        row = quota.SPOT if spot else quota.family_of(pool.vm_size) or f"the family of {pool.vm_size}"
+        vcpus = f"{extra * pool.sku.vcpus} vCPUs" if pool.sku else "vCPUs"
+        region = pool.labels.get("topology.kubernetes.io/region") or "the stack's region"
+        added.append(f"{extra} {pool.vm_size} node(s) in pool {pool.name}: {vcpus} of {row} quota in {region}")
+    if not added:
+        return ""
+    return (
+        f"; the autoscaler adds {'; '.join(added)} for the new pod (within max_count, which the Quota section counts: "
+        "without that quota the new pod stays Pending and the rollout stalls)"
+    )
+
+
 def _peak(model: DeployModel, demand: Demand, pools: list[NodePool], steady: list) -> list[Finding]:
     if demand.peak <= demand.pods:
         return []
@@ -132,18 +176,18 @@ def rollout(model: DeployModel, demand: Demand, pools: list[NodePool], steady: l
                 f"a rollout adds {demand.surge} pod(s) (maxSurge) before removing old ones, and {left} find no node "
                 f"({_describe(demand, demand.pods + demand.surge, pools)}): the rollout {stalls}"
             )
-            return message, Finding("capacity", "warning", demand.label, message, WAYS_OUT)
+            return message, Finding("capacity", "warning", demand.label, message, _ways_out(demand))
         if not demand.unavailable:
             return (
                 f"a rollout starts {demand.surge} new pod(s) beside the {demand.pods} running, which the pools have room for: "
-                f"no downtime (a new pod takes {minutes} to load)"
+                f"no downtime (a new pod takes {minutes} to load){_surge_nodes(model, demand, steady)}"
             ), None
     if demand.unavailable >= demand.pods:
         message = (
             f"a rollout takes all {demand.pods} replica(s) down at once (maxUnavailable {demand.unavailable}, "
             f"maxSurge {demand.surge}): the model does not answer while the new pod loads, {minutes} (its startup budget)"
         )
-        return message, Finding("capacity", "warning", demand.label, message, WAYS_OUT)
+        return message, Finding("capacity", "warning", demand.label, message, _ways_out(demand))
     return (
         f"a rollout replaces {demand.unavailable} of {demand.pods} replica(s) at a time: the others keep answering "
         f"(each new pod takes {minutes} to load)"
