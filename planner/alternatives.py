@@ -88,12 +88,13 @@ class Need:
 
 @dataclass(frozen=True)
 class Current:
+    pool: str
     vm_size: str
     region: str
     spot: bool
     tp: int
-    mig_profile: str | None
-    pool: str
+    mig_profile: str | None = None
+    """The pool's MIG profile (a stack output leaves out a None)."""
 
 
 def _same_kind(sku: catalog.GpuSku, current: catalog.GpuSku, need: Need) -> bool:

@@ -1,10 +1,12 @@
 """``aks-gpu alternatives STACK [--model NAME] [--regions R,...] [--format table|json]``: for each self-hosted model of a
 stack, the placements that fit it (``planner.alternatives``), cheapest first, the current one marked.
 
-Reads the stack file's typed config only (no program run, no cloud). Exit codes: 0 every model has a placement, 1 one
-has none, 2 bad input (one line on stderr naming the flag, the value and what is accepted). ``--format json`` prints
-``{"stack", "prices", "assumptions", "models": [{"model", "hf_id", "max_model_len", "replicas", "regions", "current",
-"rungs": [...]}]}``, each rung as ``alternatives.Rung.as_dict`` documents it, ``rungs`` cheapest first.
+Runs the stack's program offline, as ``aks-gpu plan`` does, and reads what it exports of its models
+(``model_placements``: facts, fit settings, replicas, where each runs); no cloud. Exit codes: 0 every model has a
+placement, 1 one has none, 2 bad input (a flag refused in one line on stderr naming it, the value and what is
+accepted; a stack file refused as ``aks-gpu plan`` refuses it). ``--format json`` prints ``{"stack", "prices",
+"assumptions", "models": [{"model", "hf_id", "max_model_len", "replicas", "regions", "current", "rungs": [...]}]}``,
+each rung as ``alternatives`` documents it, ``rungs`` cheapest first (docs/capacity.md).
 """
 
 from __future__ import annotations
@@ -13,25 +15,14 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from aks_gpu_inference.components.core import catalog, regions
-from aks_gpu_inference.planner import alternatives
-from aks_gpu_inference.planner.report.tables import table
+if TYPE_CHECKING:  # the command's work imports these when it runs: `aks-gpu --help` does not pay for them
+    from aks_gpu_inference.planner import alternatives
 
 EXIT_OK, EXIT_NONE_FITS, EXIT_USAGE = 0, 1, 2
 SHOWN = 15
 """Rungs the table prints per model (the JSON has them all)."""
-
-
-def stack_config(project_dir: Path, stack_name: str):
-    """The stack file's typed config (``StackConfig``), refused as ``aks-gpu plan`` refuses it."""
-    from aks_gpu_inference.components.stack.config import config_from_env, parse_stack_config
-    from aks_gpu_inference.planner.inputs import stackfile
-
-    stack = stackfile.read_stack(project_dir, stack_name)
-    raw = config_from_env(stack.config, stack.project, stack.secret_keys)
-    return parse_stack_config(raw, stack.path.name)
 
 
 class UsageError(ValueError):
@@ -42,19 +33,29 @@ def _usage(flag: str, value: str, accepted: str) -> UsageError:
     return UsageError(f"{flag}={value!r}: {accepted}")
 
 
-def tokens_per_second(config) -> float:
-    """The gateway's assumed output throughput of a replica (``self_hosted_tokens_per_second``), or its default."""
-    from aks_gpu_inference.components.gateway.semantic_router_gateway_args import SemanticRouterGatewayArgs
+def planned(project_dir: Path, stack_name: str) -> dict[str, dict]:
+    """The stack's ``model_placements`` output: its program run offline, as ``aks-gpu plan`` runs it (secrets as
+    placeholders); input the stack refuses is a ConfigError (exit 2)."""
+    import pulumi
 
-    if config.gateway is not None:
-        return config.gateway.self_hosted_tokens_per_second
-    return SemanticRouterGatewayArgs.model_fields["self_hosted_tokens_per_second"].default
+    from aks_gpu_inference.components.core.errors import ConfigError
+    from aks_gpu_inference.planner.engine import program as engine
+    from aks_gpu_inference.planner.engine.values import plain
+    from aks_gpu_inference.planner.inputs import stackfile
+
+    stack = stackfile.read_stack(project_dir, stack_name)
+    try:
+        run = engine.run_program(project_dir, stack.project, stack.stack, stack.config, stack.secret_keys)
+    except pulumi.RunError as err:
+        raise ConfigError("a component of the stack program refused its arguments", [str(err)]) from None
+    return plain(run.outputs.get("model_placements") or {})
 
 
 def chosen_regions(text: str | None) -> list[str] | None:
     """``--regions``: region names, each one the price snapshot covers; None when not given."""
     if text is None:
         return None
+    from aks_gpu_inference.components.core import catalog
     from aks_gpu_inference.components.stack.stack_input import region_problem
 
     names = [part.strip() for part in text.split(",")]
@@ -69,55 +70,34 @@ def chosen_regions(text: str | None) -> list[str] | None:
     return list(dict.fromkeys(names))
 
 
-def needs(config, only: str | None) -> list[tuple[alternatives.Need, alternatives.Current]]:
-    """What each self-hosted model (``models[]``) asks, and where it runs now; ``only``: one model by name."""
-    from aks_gpu_inference.components.serving.vllm_checks import fit_settings
+def needs(placements: dict[str, dict], only: str | None) -> list[tuple[alternatives.Need, alternatives.Current]]:
+    """What each self-hosted model asks, and where it runs now (the stack's ``model_placements``, whole numbers as ints:
+    ``engine.values.plain``); ``only``: one."""
+    from aks_gpu_inference.components.core.models import ModelFactsArgs
+    from aks_gpu_inference.planner import alternatives
 
-    names = [m.name for m in config.models]
-    if only is not None and only not in names:
-        raise _usage("--model", only, f"not a self-hosted model of the stack; accepted: {', '.join(names) or 'none'}")
-    if not names:
+    if only is not None and only not in placements:
+        raise _usage("--model", only, f"not a self-hosted model of the stack; accepted: {', '.join(placements) or 'none'}")
+    if not placements:
         raise UsageError("STACK: the stack has no self-hosted models (models[]) to place")
-    tps = tokens_per_second(config)
-    pools = {p.name: p for p in config.gpu_pools}
     found = []
-    for m in config.models:
-        if only is not None and m.name != only:
-            continue
-        split = m.disaggregation
-        replicas = (
-            split.prefill_replicas + split.decode_replicas
-            if split
-            else m.autoscaling.max_replicas
-            if m.autoscaling
-            else m.replicas
-        )
-        need = alternatives.Need(
-            m.name,
-            m.facts(),
-            fit_settings(m),
-            replicas,
-            split is not None,
-            split.decode_replicas if split else replicas,
-            m.rdma,
-            tps,
-        )
-        pool = pools[m.pool]
-        found.append(
-            (
-                need,
-                alternatives.Current(
-                    pool.vm_size, config.location, pool.spot, m.tensor_parallel_size, pool.mig_profile, pool.name
-                ),
+    for name, p in placements.items():
+        if only is None or name == only:
+            facts, settings = ModelFactsArgs(**p["facts"]), dict(p["settings"])
+            need = alternatives.Need(
+                name, facts, settings, p["replicas"], p["whole_nodes"], p["decoders"], p["rdma"], p["tokens_per_second"]
             )
-        )
+            found.append((need, alternatives.Current(**p["current"])))
     return found
 
 
-def report(config, stack: str, only: str | None, where: list[str] | None) -> dict[str, Any]:
+def report(placements: dict[str, dict], stack: str, only: str | None, where: list[str] | None) -> dict[str, Any]:
     """The whole answer as the JSON prints it."""
-    found = []
-    for need, current in needs(config, only):
+    from aks_gpu_inference.components.core import catalog, regions
+    from aks_gpu_inference.planner import alternatives
+
+    found, wanted = [], needs(placements, only)
+    for need, current in wanted:
         places = where or alternatives.default_regions(current.region, current.vm_size)
         found.append(
             {
@@ -130,14 +110,14 @@ def report(config, stack: str, only: str | None, where: list[str] | None) -> dic
                 "rungs": [r.as_dict() for r in alternatives.rungs(need, current, places)],
             }
         )
-    prices = catalog.price_snapshot(config.location)
+    prices = catalog.price_snapshot(wanted[0][1].region)
     return {
         "stack": stack,
         "prices": {"date": prices["date"], "source": prices["source"].rsplit(",", 1)[0], "note": prices["note"]},
         "assumptions": {
             "usd_per_month": "nodes x the size's list price in the region x 730 h; nodes hold the model's replicas (the "
             "autoscaler's ceiling, or the prefill and decode engines)",
-            "usd_per_1m_tokens": f"one replica's share of its VM at {tokens_per_second(config):g} output tokens/s "
+            "usd_per_1m_tokens": f"one replica's share of its VM at {wanted[0][0].tokens_per_second:g} output tokens/s "
             "(gateway.self_hosted_tokens_per_second; assumed the same on every size: measure yours and set it)",
             "spot": "priced at the on-demand ceiling (spotMaxPrice -1): the snapshot has no Spot prices; the market price "
             "is lower and changes, and Azure may evict",
@@ -155,6 +135,9 @@ def _money(value: float | None, digits: int = 0) -> str:
 
 
 def text(doc: dict[str, Any]) -> str:
+    from aks_gpu_inference.components.core import catalog
+    from aks_gpu_inference.planner.report.tables import table
+
     lines = []
     for entry in doc["models"]:
         current, rows = entry["current"], entry["rungs"]
@@ -197,8 +180,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         where = chosen_regions(args.regions)
-        config = stack_config(stackfile.find_project_dir(Path(args.project_dir).resolve()), args.stack)
-        doc = report(config, args.stack, args.model, where)
+        placements = planned(stackfile.find_project_dir(Path(args.project_dir).resolve()), args.stack)
+        doc = report(placements, args.stack, args.model, where)
     except UsageError as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USAGE
@@ -215,8 +198,8 @@ def add_parser(commands: Any) -> None:
             "(VM size x region x regular/Spot x tensor-parallel size), with $/month for the replicas it needs, $/1M tokens\n"
             "at the assumed throughput, the quota family and vCPUs to request, and the region's zones; cheapest first, the\n"
             "stack's own placement marked. Regions: the stack's, plus those of its geography that sell the current size\n"
-            "(Microsoft's Retail Prices snapshot); --regions names others. Offline: `aks-gpu preflight STACK\n"
-            "--alternatives` asks Azure for the quota of the top placements."
+            "(Microsoft's Retail Prices snapshot); --regions names others. Offline (the stack's program runs under the\n"
+            "planner's mocks): `aks-gpu preflight STACK --alternatives` asks Azure for the quota of the top placements."
         ),
         epilog="exit codes:\n  0  every model has a placement\n  1  a model has none\n  2  bad input (one line on stderr)",
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -7,10 +7,13 @@ Reads, with ``git show`` (nothing is copied into the repository):
   karpenter-provider-azure ships (``hack/code/prices_gen``: priceType Consumption, Linux, no Spot or Low Priority
   meters), one ``initialOnDemandPrices["<region>"]`` map of ArmSkuName -> USD per hour per region;
 - ``pkg/fake/locations.json``: the ARM ListLocations answer (``az account list-locations``) its zone provider reads:
-  per physical region, the logical availability zones, the geography and its group, and the paired regions.
+  per physical region, the logical availability zones, the geography and its group, and the paired regions;
+- ``pkg/providers/instancetype/known_skus.yaml``: each VM size's Resource SKU ``family``, which is the name of its
+  quota row in the Compute usages API.
 
-and writes ``components/core/vm_prices.json`` (prices per region for the sizes below) and
-``components/core/azure_locations.json`` (zones and geography per region).
+and writes ``components/core/vm_prices.json`` (prices per region for the sizes below),
+``components/core/azure_locations.json`` (zones and geography per region) and the ``source`` and ``families`` of
+``components/core/quota_families.json`` (its other keys are written by hand and kept).
 
 Only the sizes the project prices are kept, so the file stays small: every GPU size of the catalog
 (``components/core/gpu_sizes.json``: what ``aks-gpu alternatives`` ranks), every VM size a stack file or the example
@@ -34,9 +37,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CORE = ROOT / "components" / "core"
-PRICES, LOCATIONS = CORE / "vm_prices.json", CORE / "azure_locations.json"
+PRICES, LOCATIONS, FAMILIES = CORE / "vm_prices.json", CORE / "azure_locations.json", CORE / "quota_families.json"
 PRICING_GO = "pkg/providers/pricing/zz_generated.pricing.go"
 LOCATIONS_JSON = "pkg/fake/locations.json"
+KNOWN_SKUS = "pkg/providers/instancetype/known_skus.yaml"
 UPSTREAM = "Azure/karpenter-provider-azure"
 GENERAL_PURPOSE = re.compile(r"^Standard_D\d+a?d?s_v[56]$")
 """General-purpose sizes kept besides the GPU sizes: what system and platform pools use."""
@@ -85,6 +89,22 @@ def parse_locations(text: str) -> dict[str, dict]:
     return dict(sorted(regions.items()))
 
 
+def parse_families(text: str, sizes: list[str]) -> dict[str, list[str]]:
+    """Family -> the ``sizes`` in it, from ``known_skus.yaml`` (a list of ``name``/``family``/``discoveredOn`` entries, which
+    ``hack/code`` writes one key per line); a size the file does not know is left out."""
+    family_of, name = {}, None
+    for line in text.splitlines():
+        if found := re.match(r"^- name: (\S+)\s*$", line):
+            name = found[1]
+        elif (found := re.match(r"^  family: (.+?)\s*$", line)) and name:
+            family_of[name] = found[1].strip("'\"")
+    families: dict[str, list[str]] = {}
+    for size in sizes:
+        if size in family_of:
+            families.setdefault(family_of[size], []).append(size)
+    return dict(sorted(families.items(), key=lambda item: item[0].lower()))
+
+
 def wanted_sizes(root: Path, snapshot_sizes: set[str]) -> list[str]:
     """The catalog's GPU sizes, every size the repo's stack files and example program name, and the general-purpose
     D-series v5/v6 sizes of the snapshot."""
@@ -107,8 +127,8 @@ def _current_commit() -> str | None:
     return found[1] if found else None
 
 
-def build(repo: Path, commit: str, root: Path = ROOT) -> tuple[dict, dict]:
-    """The two files' contents for ``commit`` of the karpenter-provider-azure git directory ``repo``."""
+def build(repo: Path, commit: str, root: Path = ROOT) -> tuple[dict, dict, dict]:
+    """The three files' contents for ``commit`` of the karpenter-provider-azure git directory ``repo``."""
     generated, prices = parse_prices(_show(repo, commit, PRICING_GO))
     locations = parse_locations(_show(repo, commit, LOCATIONS_JSON))
     sizes = wanted_sizes(root, {size for table in prices.values() for size in table})
@@ -141,7 +161,16 @@ def build(repo: Path, commit: str, root: Path = ROOT) -> tuple[dict, dict]:
         "generated_by": "tools/azure_region_data.py",
         "regions": locations,
     }
-    return price_file, location_file
+    curated = json.loads((root / "components" / "core" / "quota_families.json").read_text())
+    family_file = {
+        "source": (
+            f"{UPSTREAM}@{commit}:{KNOWN_SKUS}, each size's Resource SKU `family` (the Resource SKUs API, "
+            "GET /subscriptions/{sub}/providers/Microsoft.Compute/skus), for the sizes vm_prices.json keeps"
+        ),
+        **{key: value for key, value in curated.items() if key not in ("source", "families")},
+        "families": parse_families(_show(repo, commit, KNOWN_SKUS), sizes),
+    }
+    return price_file, location_file, family_file
 
 
 def _write(path: Path, data: dict) -> None:
@@ -156,16 +185,18 @@ def main(argv: list[str] | None = None) -> int:
     if not args.commit:
         parser.error("--commit is required: vm_prices.json names none")
     try:
-        price_file, location_file = build(args.repo, args.commit)
+        price_file, location_file, family_file = build(args.repo, args.commit)
     except (subprocess.CalledProcessError, ValueError) as err:
         print(f"error: {getattr(err, 'stderr', None) or err}", file=sys.stderr)
         return 1
     _write(PRICES, price_file)
     _write(LOCATIONS, location_file)
+    _write(FAMILIES, family_file)
     priced = {size for table in price_file["usd_per_hour"].values() for size in table}
     print(
         f"{len(price_file['sizes'])} sizes ({len(priced)} priced somewhere) in {len(price_file['usd_per_hour'])} regions, "
-        f"as of {price_file['date']}; {len(location_file['regions'])} physical regions"
+        f"as of {price_file['date']}; {len(location_file['regions'])} physical regions; "
+        f"{sum(map(len, family_file['families'].values()))} sizes in {len(family_file['families'])} quota families"
     )
     return 0
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -94,6 +94,10 @@ class GatewayBackend:
     peer_ingress: tuple[Mapping, ...] = ()
     """More NetworkPolicy ingress rules the serving pods need from their own peers, as the serving component
     states them (a Dynamo frontend: its workers' response streams). Default none."""
+    after: tuple[Any, ...] = ()
+    """Resources this backend's objects wait for: what creates the namespace they land in and the Service they reach
+    (its VllmService, KaitoWorkspace or DynamoInference). Default none. Per backend, so that a gateway of many models
+    does not make every one of its objects wait for every model."""
     fallback: str | None = None
     """The ``model`` of another backend of the gateway that answers this backend's calls when it cannot (no ready pod:
     a rollout, scale from zero, a lost node), asked for its own model name, with the same client authentication,

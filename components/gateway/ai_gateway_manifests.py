@@ -263,6 +263,8 @@ class NetworkPolicyManifest(NamedTuple):
     """What the policy guards, for the resource name: ``<namespace>-<selector values>``."""
     metadata: dict[str, Any]
     spec: dict[str, Any]
+    backends: tuple[str, ...] = ()
+    """The backends whose pods it guards (their ``after`` is what it waits for)."""
 
 
 def backend_network_policies(args: AiGatewayArgs, backends: list[GatewayBackend]) -> list[NetworkPolicyManifest]:
@@ -286,5 +288,10 @@ def backend_network_policies(args: AiGatewayArgs, backends: list[GatewayBackend]
             ],
         }
         metadata = {"name": f"{args.gateway_name}-only-{policy}"[:63].strip("-."), "namespace": namespace}
-        policies.append(NetworkPolicyManifest(f"{namespace}-{policy}", metadata, spec))
+        guarded = tuple(
+            b.name
+            for b in backends
+            if b.in_cluster and (b.namespace, tuple(sorted(b.pod_selector.items()))) == (namespace, selector)
+        )
+        policies.append(NetworkPolicyManifest(f"{namespace}-{policy}", metadata, spec, guarded))
     return policies

@@ -89,10 +89,9 @@ class SemanticRouterGateway(pulumi.ComponentResource):
         problems = semantic_router_gateway_problems(args, models, secrets, shared, region=region)
         raise_problems("SemanticRouterGateway", name, problems)
         config = router_config_args(name, args, models, shared, region=region)
-        # The gateway waits for what it routes to: its NetworkPolicies, keys and grants land in the models'
-        # namespaces, which exist only once the models (and what they wait for) do.
-        backends = [*models.values(), *shared.kaito.values(), *shared.dynamo.values()]
-        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=backends))
+        # What lands in a model's namespace (NetworkPolicies, an InferencePool's key and grant) waits for that model
+        # (GatewayBackend.after), not the whole gateway for every model: with many models, every child waiting for
+        # every model's every resource costs Pulumi's dependency checks (and the plan) quadratic time.
         super().__init__(f"{PACKAGE}:index:SemanticRouterGateway", name, None, opts)
         # Every child, nested components included, uses the provider of opts where given, else the cluster's.
         cluster = replace(cluster, provider=kubernetes_provider(opts, cluster.provider))

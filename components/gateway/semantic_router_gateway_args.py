@@ -252,15 +252,17 @@ def frontier_backends(args: SemanticRouterGatewayArgs) -> list[GatewayBackend]:
 def self_hosted_backends(
     models: Mapping[str, VllmService], shared: SharedServices, vllm_api_key: pulumi.Input[str] | None
 ) -> list[GatewayBackend]:
-    """The vLLM services (each with its fallback), then the KAITO workspaces, then the Dynamo frontends, as gateway backends."""
+    """The vLLM services (each with its fallback), then the KAITO workspaces, then the Dynamo frontends, as gateway backends,
+    each waiting for the model it serves."""
     return [
         *(
             replace(
                 GatewayBackend.from_vllm(service, service.namespace, service.served_model_name, vllm_api_key),
                 fallback=service.fallback,
+                after=(service,),
             )
             for service in models.values()
         ),
-        *(GatewayBackend.from_kaito(workspace) for workspace in shared.kaito.values()),
-        *(GatewayBackend.from_dynamo(inference) for inference in shared.dynamo.values()),
+        *(replace(GatewayBackend.from_kaito(workspace), after=(workspace,)) for workspace in shared.kaito.values()),
+        *(replace(GatewayBackend.from_dynamo(inference), after=(inference,)) for inference in shared.dynamo.values()),
     ]

@@ -40,11 +40,13 @@ def _region(run: Any, config: dict[str, str], project: str) -> str:
 
 
 def plan_asks(project_dir: Path, stack_name: str):
-    """Run the stack program offline and read what it asks Azure for; also the config and subscription source."""
+    """Run the stack program offline and read what it asks Azure for; also the config (the subscription's source) and
+    the stack's ``model_placements`` output (what ``--alternatives`` ranks)."""
     import pulumi
 
     from aks_gpu_inference.planner.azure import preflight
     from aks_gpu_inference.planner.engine import program as engine
+    from aks_gpu_inference.planner.engine.values import plain
     from aks_gpu_inference.planner.inputs import stackfile
 
     stack = stackfile.read_stack(project_dir, stack_name)
@@ -52,7 +54,8 @@ def plan_asks(project_dir: Path, stack_name: str):
         run = engine.run_program(project_dir, stack.project, stack.stack, stack.config, stack.secret_keys)
     except pulumi.RunError as err:
         raise ConfigError("a component of the stack program refused its arguments", [str(err)]) from None
-    return preflight.stack_asks(run.resources, _region(run, stack.config, stack.project)), stack.config
+    asks = preflight.stack_asks(run.resources, _region(run, stack.config, stack.project))
+    return asks, stack.config, plain(run.outputs.get("model_placements") or {})
 
 
 def _cannot_ask(err: Exception, what: str) -> str:
@@ -96,7 +99,7 @@ def run(args: argparse.Namespace, credential: Any = None, transport: Any = None)
         print(_cannot_ask(err, f"could not sign in to Azure for subscription {subscription}"), file=sys.stderr)
         return EXIT_AZURE
     print(f"planning stack {args.stack!r} offline to see what it asks for", file=sys.stderr)
-    asks, _config = plan_asks(project_dir, args.stack)
+    asks, _config, placements = plan_asks(project_dir, args.stack)
     print(f"asking Azure about subscription {subscription} in {asks.region}", file=sys.stderr)
     sizes = {p.vm_size for p in asks.pools}
     try:
@@ -111,25 +114,24 @@ def run(args: argparse.Namespace, credential: Any = None, transport: Any = None)
     failed = [v for v in verdicts if not v.ok]
     print(f"\n{len(verdicts) - len(failed)} passed, {len(failed)} failed")
     if args.alternatives:
-        code = _alternatives(args, project_dir, credential, subscription, transport, facts)
+        code = _alternatives(args.stack, placements, credential, subscription, transport, facts)
         if code:
             return code
     return EXIT_SHORTFALL if failed else 0
 
 
-def _alternatives(args: argparse.Namespace, project_dir: Path, credential: Any, subscription: str, transport: Any, known) -> int:
+def _alternatives(stack: str, placements: dict, credential: Any, subscription: str, transport: Any, known) -> int:
     """The quota headroom of each model's top placements (``headroom``), the stack's region answered already (``known``);
     0, or ``EXIT_AZURE`` when Azure could not be asked."""
     from aks_gpu_inference.planner import alternatives_cmd
     from aks_gpu_inference.planner.azure import facts as azure_facts
     from aks_gpu_inference.planner.azure import headroom
 
-    config = alternatives_cmd.stack_config(project_dir, args.stack)
-    if not config.models:
+    if not placements:
         print("\nno self-hosted models (models[]): no placements to ask about", file=sys.stderr)
         return 0
-    placements = headroom.top(alternatives_cmd.report(config, args.stack, None, None))
-    wanted = headroom.wanted(placements)
+    top = headroom.top(alternatives_cmd.report(placements, stack, None, None))
+    wanted = headroom.wanted(top)
     print(f"asking Azure about {len(wanted)} regions for the top placements: {', '.join(wanted)}", file=sys.stderr)
     try:
         more = {r: s for r, s in wanted.items() if r != known.region or not s <= set(known.skus)}
@@ -141,7 +143,7 @@ def _alternatives(args: argparse.Namespace, project_dir: Path, credential: Any, 
             raise
         print(_cannot_ask(err, "could not ask Azure about the alternatives"), file=sys.stderr)
         return EXIT_AZURE
-    print("\n" + headroom.render(headroom.verdicts(placements, by_region), subscription))
+    print("\n" + headroom.render(headroom.verdicts(top, by_region), subscription))
     return 0
 
 

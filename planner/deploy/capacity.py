@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from aks_gpu_inference.components.core import quota
 from aks_gpu_inference.planner.deploy.demand import Demand, demands
@@ -94,7 +94,8 @@ def _packing(model: DeployModel) -> list[Finding]:
         if pools:
             wanted.append((demand, pools))
     steady = [(d, d.pods, {p.name for p in pools}) for d, pools in wanted]
-    left = pack(_nodes(p for p in model.pools), steady)
+    placed = _nodes(model.pools)
+    left = pack(placed, steady)
     for demand, pools in wanted:
         if left.get(demand.label):
             placed = demand.pods - left[demand.label]
@@ -103,7 +104,7 @@ def _packing(model: DeployModel) -> list[Finding]:
                 Finding("capacity", "blocker", demand.label, message, "raise the pool's count or max_count, or lower replicas")
             )
     for demand, pools in wanted:
-        found += _peak(model, demand, pools, steady) + _rollout(model, demand, pools, steady)
+        found += _peak(model, demand, pools, steady) + _rollout(model, demand, pools, steady, placed)
     return found
 
 
@@ -116,10 +117,8 @@ def _ways_out(demand: Demand) -> str:
     return WAYS_OUT_POOL if ROLE_LABEL in labels else WAYS_OUT
 
 
-def _used(model: DeployModel, wanted: list) -> dict[str, int]:
-    """Nodes per pool that the pods ``wanted`` take, packed as the scheduler would."""
-    nodes = _nodes(model.pools)
-    pack(nodes, wanted)
+def _in_use(nodes: list[_Node]) -> dict[str, int]:
+    """Nodes per pool that run a GPU pod."""
     used: dict[str, int] = {}
     for node in nodes:
         if node.free < node.gpus:
@@ -127,10 +126,19 @@ def _used(model: DeployModel, wanted: list) -> dict[str, int]:
     return used
 
 
-def _surge_nodes(model: DeployModel, demand: Demand, steady: list) -> str:
+def _with_surge(placed: list[_Node], demand: Demand, steady: list) -> tuple[int, dict[str, int]]:
+    """A rollout's surge pods placed beside the running ones (the scheduler moves no running pod): how many find no
+    node, and the nodes each pool then runs. Placing only the surge keeps a rollout of every model linear in them."""
+    pools = next(names for d, _, names in steady if d is demand)
+    nodes = [replace(n, groups=set(n.groups)) for n in placed]
+    left = pack(nodes, [(demand, demand.surge, pools)]).get(demand.label, 0)
+    return left, _in_use(nodes)
+
+
+def _surge_nodes(model: DeployModel, placed: list[_Node], during: dict[str, int]) -> str:
     """What the autoscaler adds for a rollout's surge pods, and the quota each new node draws on; empty when the surge
     lands on nodes that run anyway."""
-    before, during = _used(model, steady), _used(model, _others(steady, demand, demand.pods + demand.surge))
+    before = _in_use(placed)
     added = []
     for pool in model.pools:
         extra = during.get(pool.name, 0) - before.get(pool.name, 0)
@@ -159,17 +167,20 @@ def _peak(model: DeployModel, demand: Demand, pools: list[NodePool], steady: lis
     return [Finding("capacity", "warning", demand.label, message, "raise the pool's max_count or lower max_replicas")]
 
 
-def _rollout(model: DeployModel, demand: Demand, pools: list[NodePool], steady: list) -> list[Finding]:
-    return [f for f in [rollout(model, demand, pools, steady)[1]] if f is not None]
+def _rollout(model: DeployModel, demand: Demand, pools: list[NodePool], steady: list, placed: list[_Node]) -> list[Finding]:
+    return [f for f in [rollout(model, demand, pools, steady, placed)[1]] if f is not None]
 
 
-def rollout(model: DeployModel, demand: Demand, pools: list[NodePool], steady: list) -> tuple[str, Finding | None]:
-    """What a rolling update of the workload does on its pools, and the warning when it stalls or takes it down."""
+def rollout(
+    model: DeployModel, demand: Demand, pools: list[NodePool], steady: list, placed: list[_Node]
+) -> tuple[str, Finding | None]:
+    """What a rolling update of the workload does on its pools (``placed``: the nodes with every workload's pods at
+    steady state), and the warning when it stalls or takes it down."""
     minutes = f"up to {demand.startup_seconds / 60:.0f} minutes" if demand.startup_seconds else "its load time"
     if not demand.pods or demand.obj.kind != "Deployment":
         return "no rolling update (no pods, or not a Deployment)", None
     if demand.surge:
-        left = pack(_nodes(model.pools), _others(steady, demand, demand.pods + demand.surge)).get(demand.label, 0)
+        left, during = _with_surge(placed, demand, steady)
         if left:
             stalls = "never progresses" if not demand.unavailable else "waits for old pods to go first"
             message = (
@@ -180,7 +191,7 @@ def rollout(model: DeployModel, demand: Demand, pools: list[NodePool], steady: l
         if not demand.unavailable:
             return (
                 f"a rollout starts {demand.surge} new pod(s) beside the {demand.pods} running, which the pools have room for: "
-                f"no downtime (a new pod takes {minutes} to load){_surge_nodes(model, demand, steady)}"
+                f"no downtime (a new pod takes {minutes} to load){_surge_nodes(model, placed, during)}"
             ), None
     if demand.unavailable >= demand.pods:
         message = (
@@ -199,7 +210,9 @@ def rollouts(model: DeployModel) -> list[tuple[str, str]]:
     wanted = [(d, [p for p in fitting_pools(model, d.obj, d.spec)[0] if node_gpus(p) and p.max_nodes]) for d in demands(model)]
     wanted = [(d, pools) for d, pools in wanted if pools]
     steady = [(d, d.pods, {p.name for p in pools}) for d, pools in wanted]
-    return [(d.label, rollout(model, d, pools, steady)[0]) for d, pools in wanted if d.obj.kind == "Deployment"]
+    placed = _nodes(model.pools)
+    pack(placed, steady)
+    return [(d.label, rollout(model, d, pools, steady, placed)[0]) for d, pools in wanted if d.obj.kind == "Deployment"]
 
 
 def _wants_pods(manifest: dict) -> bool:

@@ -19,6 +19,7 @@ with AI routes, the injected extproc sidecar's ``aigw-admin``
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from aks_gpu_inference.components.core import pins
@@ -235,12 +236,20 @@ class _Walk:
                         "scrape a port the pods declare",
                     )
 
+    @cached_property
+    def pod_ports(self) -> dict[str, list[tuple[dict, set[str]]]]:
+        """Namespace -> (labels, named ports) of each pod template there: read once, not once per PodMonitor."""
+        found: dict[str, list[tuple[dict, set[str]]]] = {}
+        for obj, template in self.model.pods():
+            names = {p.get("name") for _, c in template.containers() for p in c.get("ports") or [] if p.get("name")}
+            found.setdefault(obj.namespace, []).append(((template.metadata or {}).get("labels") or {}, names))
+        return found
+
     def ports(self, namespace: str, labels: dict, gateways: dict[str, bool]) -> set[str]:
         found: set[str] = set()
-        for obj, template in self.model.pods():
-            pod_labels = (template.metadata or {}).get("labels") or {}
-            if obj.namespace == namespace and all(pod_labels.get(k) == v for k, v in labels.items()):
-                found |= {p.get("name") for _, c in template.containers() for p in c.get("ports") or [] if p.get("name")}
+        for pod_labels, names in self.pod_ports.get(namespace, []):
+            if all(pod_labels.get(k) == v for k, v in labels.items()):
+                found |= names
         gateway = labels.get(PROXY_LABEL)
         if namespace == PROXY_NAMESPACE and gateway in gateways:
             found |= {"metrics"} | ({"aigw-admin"} if gateways[gateway] else set())

@@ -149,3 +149,27 @@ def test_a_prefill_decode_model_cannot_have_a_fallback():
 
 def test_dev_with_a_fallback_parses():
     assert parse_stack_config(_config(fallback="gpt-5.5")).models[0].fallback == "gpt-5.5"
+
+
+def test_what_lands_in_a_models_namespace_waits_for_that_model_only():
+    """Before: every gateway object waited for every model (the component's depends_on, handed to each child), which
+    made Pulumi's dependency checks, and the plan of 64 models, quadratic."""
+    from tests.conftest import run_stack
+
+    config = stack_config("dev")
+    model = config["aks-gpu-inference:models"][0]
+    config["aks-gpu-inference:models"].append({**model, "name": "other", "served_model_name": "other", "namespace": "other"})
+    run = run_stack(config)
+    policies = {
+        kubernetes_object(r)["metadata"]["namespace"]: r for r in of_type(run, ":NetworkPolicy") if "gateway-netpol" in r.name
+    }
+
+    def models_awaited(resource) -> set[str]:
+        """The VllmServices whose resources ``resource`` waits for (Pulumi records a component's children)."""
+        deps = resource.options.get("dependsOn", [])
+        return {name for name in ("llama-8b", "other") if any("VllmService$" in d and d.endswith(f"::{name}-pdb") for d in deps)}
+
+    assert models_awaited(policies["gpu-inference"]) == {"llama-8b"}
+    assert models_awaited(policies["other"]) == {"other"}
+    (gateway,) = [r for r in of_type(run, ":Gateway") if r.type.endswith("gateway.networking.k8s.io/v1:Gateway")]
+    assert models_awaited(gateway) == set()

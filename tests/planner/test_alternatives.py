@@ -9,10 +9,10 @@ import json
 import pytest
 
 from aks_gpu_inference.components.core import catalog, quota
-from aks_gpu_inference.components.stack.config import parse_stack_config
 from aks_gpu_inference.planner import alternatives_cmd
 from aks_gpu_inference.planner.cli import main
-from tests.conftest import REPO, stack_config
+from aks_gpu_inference.planner.engine.values import plain
+from tests.conftest import REPO, run_stack, stack_config
 
 RUNG_KEYS = {
     # The keys.
@@ -31,8 +31,7 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 
 @pytest.fixture(scope="module")
 def dev_json() -> dict:
-    config = alternatives_cmd.stack_config(REPO, "dev")
-    return json.loads(json.dumps(alternatives_cmd.report(config, "dev", None, None)))
+    return json.loads(json.dumps(alternatives_cmd.report(alternatives_cmd.planned(REPO, "dev"), "dev", None, None)))
 
 
 def test_dev_ranks_fitting_placements_of_llama_8b_cheapest_first_each_priced_for_its_region(dev_json):
@@ -87,16 +86,15 @@ def test_the_default_regions_are_the_stacks_and_those_of_its_geography_selling_t
 
 def test_a_westeurope_stack_ranks_in_europe_at_europes_prices():
     config = stack_config("dev")
-    config["aks-gpu-inference:location"] = "westeurope"
-    typed = parse_stack_config({k.split(":", 1)[1]: v for k, v in config.items() if k.startswith("aks-gpu-inference:")})
-    (model,) = alternatives_cmd.report(typed, "dev", None, None)["models"]
+    config["aks-gpu-inference:location"] = config["azure-native:location"] = "westeurope"
+    placements = plain(run_stack(config).outputs["model_placements"])
+    (model,) = alternatives_cmd.report(placements, "dev", None, None)["models"]
     assert model["regions"] == ["westeurope", "northeurope"]
     assert model["current"]["usd_per_hour"] == catalog.vm_price("Standard_NC24ads_A100_v4", "westeurope")
 
 
 def test_an_rdma_model_ranks_infiniband_sizes_only():
-    config = alternatives_cmd.stack_config(REPO, "prod")
-    (model,) = alternatives_cmd.report(config, "prod", None, ["eastus"])["models"]
+    (model,) = alternatives_cmd.report(alternatives_cmd.planned(REPO, "prod"), "prod", None, ["eastus"])["models"]
     assert model["rungs"] and all(catalog.get_sku(r["vm_size"]).rdma for r in model["rungs"])
     assert model["current"]["tp"] == 8 and model["current"]["vm_size"] == "Standard_ND96isr_H100_v5"
 
@@ -124,3 +122,16 @@ def test_the_table_marks_the_current_placement(capsys):
 def test_bad_input_is_refused_in_one_line(capsys, argv, expected):
     code, out, err = run(capsys, *argv)
     assert code == 2 and out == "" and err.startswith(expected) and err.count("\n") == 1
+
+
+def test_the_worked_example_quotes_the_commands_figures(dev_json):
+    documented = (REPO / "docs" / "capacity.md").read_text()
+    (model,) = dev_json["models"]
+    first, mine = model["rungs"][0], model["current"]
+    assert (first["vm_size"], first["region"], first["tp"], first["nodes"]) == ("Standard_NC64as_T4_v3", "eastus", 2, 1)
+    for value in (first["usd_per_month"], mine["usd_per_month"]):
+        assert f"${value:,.0f}" in documented
+    prod = alternatives_cmd.report(alternatives_cmd.planned(REPO, "prod"), "prod", None, None)["models"][0]
+    a100 = next(r for r in prod["rungs"] if r["vm_size"] == "Standard_ND96asr_v4" and r["region"] == "eastus")
+    assert prod["rungs"][0] == a100 and f"${a100['usd_per_month']:,.0f} a month in eastus" in documented
+    assert f"(${prod['current']['usd_per_month']:,.0f})" in documented

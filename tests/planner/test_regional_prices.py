@@ -44,6 +44,17 @@ func init() {
 \t}
 }
 """
+KNOWN_SKUS = """# This file is auto-generated. DO NOT EDIT.
+- name: Standard_D4ds_v5
+  family: standardDDSv5Family
+  discoveredOn: "2025-05-15"
+- name: Standard_E4s_v5
+  family: standardESv5Family
+  discoveredOn: "2025-05-15"
+- name: Standard_NC24ads_A100_v4
+  family: StandardNCADSA100v4Family
+  discoveredOn: "2025-05-15"
+"""
 LOCATIONS = [
     {
         "name": "eastus",
@@ -56,9 +67,13 @@ LOCATIONS = [
 
 
 def test_the_tool_reads_prices_and_zones_and_keeps_only_the_sizes_the_project_prices(tmp_path):
-    files = {"pkg/providers/pricing/zz_generated.pricing.go": PRICING_GO, "pkg/fake/locations.json": json.dumps(LOCATIONS)}
+    files = {
+        "pkg/providers/pricing/zz_generated.pricing.go": PRICING_GO,
+        "pkg/fake/locations.json": json.dumps(LOCATIONS),
+        "pkg/providers/instancetype/known_skus.yaml": KNOWN_SKUS,
+    }
     repo = git_module(tmp_path, files)
-    prices, locations = tool("azure_region_data").build(repo, "v1", REPO)
+    prices, locations, families = tool("azure_region_data").build(repo, "v1", REPO)
     assert prices["date"] == "2026-01-02" and prices["source"].endswith("@v1:pkg/providers/pricing/zz_generated.pricing.go")
     assert prices["usd_per_hour"] == {"eastus": {"Standard_D4ds_v5": 0.226, A100: 3.673}, "westeurope": {A100: 4.775}}
     assert "Standard_E4s_v5" not in prices["sizes"], "neither a GPU size nor one a stack names"
@@ -73,6 +88,12 @@ def test_the_tool_reads_prices_and_zones_and_keeps_only_the_sizes_the_project_pr
             "category": "",
         }
     }, "logical regions are aliases, left out"
+    assert families["families"] == {"StandardNCADSA100v4Family": [A100], "standardDDSv5Family": ["Standard_D4ds_v5"]}
+    assert families["source"].startswith("Azure/karpenter-provider-azure@v1:pkg/providers/instancetype/known_skus.yaml")
+    assert (
+        families["new_subscriptions"]
+        == json.loads((REPO / "components/core/quota_families.json").read_text())["new_subscriptions"]
+    )
 
 
 def test_a_layout_the_tool_does_not_know_is_an_error_not_a_guess():
@@ -84,9 +105,11 @@ def test_the_committed_files_are_what_the_tool_makes_of_the_pinned_commit():
     commit = re.search(r"@([0-9a-f]{40}):", PRICES["source"])[1]
     if not (MIRROR / "HEAD").is_file():
         pytest.skip(f"no karpenter-provider-azure mirror at {MIRROR} (set KARPENTER_AZURE_MIRROR)")
-    prices, locations = tool("azure_region_data").build(MIRROR, commit, REPO)
+    prices, locations, families = tool("azure_region_data").build(MIRROR, commit, REPO)
     assert prices == PRICES
     assert locations == json.loads((REPO / "components" / "core" / "azure_locations.json").read_text())
+    assert families == json.loads((REPO / "components" / "core" / "quota_families.json").read_text())
+    assert set(catalog.skus()) <= {size for sizes in families["families"].values() for size in sizes}
 
 
 def test_every_size_the_catalog_and_the_stacks_name_is_in_the_file():
