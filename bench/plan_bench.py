@@ -207,16 +207,22 @@ MODEL_COUNTS = (1, 16, 64)
 LINEAR_SLACK = 1.5
 """Growth is linear when the cost of a model from 16 to 64 is within this factor of its cost from 1 to 16."""
 SCALE_DRIVER = (
-    "import json, resource, sys, time\n"
+    "import json, resource, sys, time, tracemalloc\n"
     "from datetime import date\n"
     "from pathlib import Path\n"
     "from aks_gpu_inference.planner.inputs.upstream import upstream_dir\n"
     "from aks_gpu_inference.planner.plan import PlanOptions, plan\n"
+    "traced = sys.argv[3] == 'traced'\n"
+    "if traced:\n"
+    "    tracemalloc.start()\n"
     "started = time.perf_counter()\n"
     "result = plan(Path(sys.argv[1]), sys.argv[2], PlanOptions(date(2026, 12, 1), upstream=upstream_dir()))\n"
     "print(json.dumps({'seconds': time.perf_counter() - started, 'rss_mib': resource.getrusage(resource.RUSAGE_SELF)"
-    ".ru_maxrss / 1024, 'blockers': len(result.blockers)}))\n"
+    ".ru_maxrss / 1024, 'traced_mib': tracemalloc.get_traced_memory()[1] / 2**20 if traced else None, "
+    "'blockers': len(result.blockers)}))\n"
 )
+"""One plan in a fresh process, after its imports: seconds and peak RSS; with ``traced``, the peak of Python's own
+allocations during the plan (tracemalloc: exact and repeatable, where peak RSS moves with the allocator's arenas)."""
 
 
 def many_models(n: int) -> dict:
@@ -233,9 +239,17 @@ def many_models(n: int) -> dict:
     return stack
 
 
-def model_scaling(repeat: int) -> list[tuple[int, float, float, int]]:
-    """(models, median plan seconds, median peak RSS MiB, blockers) of the whole plan (``planner.plan.plan``: program,
-    charts, policy pack, checks) in a fresh process per run, after its imports, for each of ``MODEL_COUNTS``."""
+def _plan_process(project: Path, stack: str, how: str) -> dict:
+    done = subprocess.run(
+        [sys.executable, "-c", SCALE_DRIVER, str(project), stack, how], cwd=ROOT, check=True, capture_output=True, text=True
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def model_scaling(repeat: int) -> list[tuple[int, float, float, float, int]]:
+    """(models, median plan seconds, median peak RSS MiB, peak traced MiB, blockers) of the whole plan
+    (``planner.plan.plan``: program, charts, policy pack, checks) in fresh processes, for each of ``MODEL_COUNTS``:
+    ``repeat`` timed runs, then one under tracemalloc for memory."""
     import shutil
 
     import yaml
@@ -247,39 +261,27 @@ def model_scaling(repeat: int) -> list[tuple[int, float, float, int]]:
             shutil.copy(ROOT / name, project / name)
         for n in MODEL_COUNTS:
             (project / f"Pulumi.models{n}.yaml").write_text(yaml.safe_dump(many_models(n), sort_keys=False))
-            runs = []
-            for _ in range(max(repeat, 1)):
-                done = subprocess.run(
-                    [sys.executable, "-c", SCALE_DRIVER, str(project), f"models{n}"],
-                    cwd=ROOT,
-                    check=True,
-                    capture_output=True,
-                    text=True,
-                )
-                runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
-            rows.append(
-                (
-                    n,
-                    statistics.median(r["seconds"] for r in runs),
-                    statistics.median(r["rss_mib"] for r in runs),
-                    max(r["blockers"] for r in runs),
-                )
-            )
+            runs = [_plan_process(project, f"models{n}", "timed") for _ in range(max(repeat, 1))]
+            traced = _plan_process(project, f"models{n}", "traced")["traced_mib"]
+            seconds, rss = statistics.median(r["seconds"] for r in runs), statistics.median(r["rss_mib"] for r in runs)
+            rows.append((n, seconds, rss, traced, max(r["blockers"] for r in runs)))
     return rows
 
 
-def print_model_scaling(rows: list[tuple[int, float, float, int]], repeat: int) -> None:
+def print_model_scaling(rows: list[tuple[int, float, float, float, int]], repeat: int) -> None:
     print(f"\nplan time and peak memory by self-hosted models (whole plan, fresh process each, median of {max(repeat, 1)}):")
-    for n, seconds, rss, blockers in rows:
-        print(f"  {n:>3} models: {seconds:6.2f} s, peak RSS {rss:7.1f} MiB, {blockers} blockers")
-    (n1, t1, m1, _), (n16, t16, m16, _), (n64, t64, m64, _) = rows
-    for what, a, b, c, unit in (("time", t1, t16, t64, "ms"), ("memory", m1, m16, m64, "MiB")):
+    for n, seconds, rss, traced, blockers in rows:
+        print(
+            f"  {n:>3} models: {seconds:6.2f} s, peak RSS {rss:6.1f} MiB, peak Python allocations {traced:6.1f} MiB, {blockers} blockers"
+        )
+    (n1, t1, _, m1, _), (n16, t16, _, m16, _), (n64, t64, _, m64, _) = rows
+    for what, a, b, c, unit in (("time", t1, t16, t64, "ms"), ("memory (allocations)", m1, m16, m64, "MiB")):
         first, second = (b - a) / (n16 - n1), (c - b) / (n64 - n16)
         scale = 1000 if unit == "ms" else 1
         ratio = second / first if first > 0 else float("inf")
         verdict = "linear" if ratio <= LINEAR_SLACK else "MORE THAN LINEAR"
         print(
-            f"  {what} per model: {first * scale:.1f} {unit} from 1 to 16, {second * scale:.1f} {unit} from 16 to 64: "
+            f"  {what} per model: {first * scale:.2f} {unit} from 1 to 16, {second * scale:.2f} {unit} from 16 to 64: "
             f"ratio {ratio:.2f}, target <= {LINEAR_SLACK}: {verdict}"
         )
 
