@@ -1,7 +1,8 @@
 """Offline-planner overhead of the component library: the real stack program (ComponentResources, pydantic
 validation, catalog lookups) against bench/baseline_program.py, which replays the raw resources the component
 run registered, directly. Both run through planner.engine.program.run_program in one process, so the mock-engine cost
-cancels out of the ratio."""
+cancels out of the ratio. Also: the whole plan's time and peak memory at 1, 16 and 64 self-hosted models, and
+whether each grows linearly (``--only-models`` runs just that)."""
 
 from __future__ import annotations
 
@@ -201,6 +202,90 @@ def per_pool_cost(repeat: int, stack: stackfile.StackFile) -> tuple[float, float
     return medians["dev"], medians["16"], 16 - dev_pools
 
 
+MODEL_COUNTS = (1, 16, 64)
+"""Self-hosted models per scenario of the scaling run (issue 33: 16 was a cliff, the gateway's route held 15)."""
+LINEAR_SLACK = 1.5
+"""Growth is linear when the cost of a model from 16 to 64 is within this factor of its cost from 1 to 16."""
+SCALE_DRIVER = (
+    "import json, resource, sys, time, tracemalloc\n"
+    "from datetime import date\n"
+    "from pathlib import Path\n"
+    "from aks_gpu_inference.planner.inputs.upstream import upstream_dir\n"
+    "from aks_gpu_inference.planner.plan import PlanOptions, plan\n"
+    "traced = sys.argv[3] == 'traced'\n"
+    "if traced:\n"
+    "    tracemalloc.start()\n"
+    "started = time.perf_counter()\n"
+    "result = plan(Path(sys.argv[1]), sys.argv[2], PlanOptions(date(2026, 12, 1), upstream=upstream_dir()))\n"
+    "print(json.dumps({'seconds': time.perf_counter() - started, 'rss_mib': resource.getrusage(resource.RUSAGE_SELF)"
+    ".ru_maxrss / 1024, 'traced_mib': tracemalloc.get_traced_memory()[1] / 2**20 if traced else None, "
+    "'blockers': len(result.blockers)}))\n"
+)
+"""One plan in a fresh process, after its imports: seconds and peak RSS; with ``traced``, the peak of Python's own
+allocations during the plan (tracemalloc: exact and repeatable, where peak RSS moves with the allocator's arenas)."""
+
+
+def many_models(n: int) -> dict:
+    """The dev stack file with ``n`` copies of its model (``m00``, ...) on one NC96ads A100 v4 pool with a GPU for each."""
+    import yaml
+
+    stack = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    config, key = stack["config"], "aks-gpu-inference:"
+    config[f"{key}gpu_pools"] = [
+        {"name": "a100", "vm_size": "Standard_NC96ads_A100_v4", "count": 1, "min_count": 0, "max_count": n // 4 + 2}
+    ]
+    model = {k: v for k, v in config[f"{key}models"][0].items() if k != "autoscaling"}
+    config[f"{key}models"] = [{**model, "name": f"m{i:02d}", "served_model_name": f"m{i:02d}"} for i in range(n)]
+    return stack
+
+
+def _plan_process(project: Path, stack: str, how: str) -> dict:
+    done = subprocess.run(
+        [sys.executable, "-c", SCALE_DRIVER, str(project), stack, how], cwd=ROOT, check=True, capture_output=True, text=True
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def model_scaling(repeat: int) -> list[tuple[int, float, float, float, int]]:
+    """(models, median plan seconds, median peak RSS MiB, peak traced MiB, blockers) of the whole plan
+    (``planner.plan.plan``: program, charts, policy pack, checks) in fresh processes, for each of ``MODEL_COUNTS``:
+    ``repeat`` timed runs, then one under tracemalloc for memory."""
+    import shutil
+
+    import yaml
+
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="aks-gpu-bench-models-") as tmp:
+        project = Path(tmp)
+        for name in ("Pulumi.yaml", "__main__.py"):
+            shutil.copy(ROOT / name, project / name)
+        for n in MODEL_COUNTS:
+            (project / f"Pulumi.models{n}.yaml").write_text(yaml.safe_dump(many_models(n), sort_keys=False))
+            runs = [_plan_process(project, f"models{n}", "timed") for _ in range(max(repeat, 1))]
+            traced = _plan_process(project, f"models{n}", "traced")["traced_mib"]
+            seconds, rss = statistics.median(r["seconds"] for r in runs), statistics.median(r["rss_mib"] for r in runs)
+            rows.append((n, seconds, rss, traced, max(r["blockers"] for r in runs)))
+    return rows
+
+
+def print_model_scaling(rows: list[tuple[int, float, float, float, int]], repeat: int) -> None:
+    print(f"\nplan time and peak memory by self-hosted models (whole plan, fresh process each, median of {max(repeat, 1)}):")
+    for n, seconds, rss, traced, blockers in rows:
+        print(
+            f"  {n:>3} models: {seconds:6.2f} s, peak RSS {rss:6.1f} MiB, peak Python allocations {traced:6.1f} MiB, {blockers} blockers"
+        )
+    (n1, t1, _, m1, _), (n16, t16, _, m16, _), (n64, t64, _, m64, _) = rows
+    for what, a, b, c, unit in (("time", t1, t16, t64, "ms"), ("memory (allocations)", m1, m16, m64, "MiB")):
+        first, second = (b - a) / (n16 - n1), (c - b) / (n64 - n16)
+        scale = 1000 if unit == "ms" else 1
+        ratio = second / first if first > 0 else float("inf")
+        verdict = "linear" if ratio <= LINEAR_SLACK else "MORE THAN LINEAR"
+        print(
+            f"  {what} per model: {first * scale:.2f} {unit} from 1 to 16, {second * scale:.2f} {unit} from 16 to 64: "
+            f"ratio {ratio:.2f}, target <= {LINEAR_SLACK}: {verdict}"
+        )
+
+
 CHART_SHARE_TARGET = 0.2
 """Rendering the charts takes at most a fifth of a stack's plan (issue 19)."""
 
@@ -248,7 +333,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=5, help="timed runs per side and scenario (default 5)")
     parser.add_argument("--cold", type=int, default=3, help="cold-start process pairs for the dev stack (default 3; 0 skips)")
+    parser.add_argument(
+        "--models-repeat", type=int, default=3, help="fresh-process plans per model count, 1/16/64 models (default 3)"
+    )
+    parser.add_argument("--only-models", action="store_true", help="run only the 1/16/64-model scaling")
     args = parser.parse_args()
+    if args.only_models:
+        print_model_scaling(model_scaling(args.models_repeat), args.models_repeat)
+        return
 
     stack = stackfile.read_stack(ROOT, "dev")  # secrets the stack file lacks are filled with placeholders
     scenarios = {"dev": stack.config, "16 pools": sixteen_pool_config(stack.project, stack.config)}
@@ -299,6 +391,7 @@ def main() -> None:
         cold_share = f"; {rendering / cold[0]:5.1%} of the cold `aks-gpu plan dev`" if cold and stack == "dev" else ""
         print(f"  {stack:<8} plan {whole:6.2f} s, charts {rendering:5.2f} s: {share:5.1%}  {verdict}{cold_share}")
     print("  (in process: the SDKs already imported; the charts' share of a cold command is the figure a user meets)")
+    print_model_scaling(model_scaling(args.models_repeat), args.models_repeat)
     per_pool = (sixteen_time - dev_time) / added
     print(
         f"per extra GPU pool: ({sixteen_time:.3f} s for 16 pools - {dev_time:.3f} s for dev) / {added} = {per_pool * 1000:.0f} ms "

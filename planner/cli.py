@@ -30,7 +30,8 @@ EXIT_CODES = """exit codes (every command):
   0  clean (plan: would work, or incomplete without --strict: its verdict says what was not checked)
   1  plan: deploy blockers, mandatory policy violations or unsatisfiable claims (with --strict, also an
      incomplete plan); scan: mandatory findings;
-     fit: nothing fits; preflight: a shortfall (quota, size, zone, version, feature)
+     fit: nothing fits; alternatives: a model no placement fits; preflight: a shortfall (quota, size, zone, version,
+     feature)
   2  bad input: invalid config or arguments, a file that cannot be read or parsed
   3  internal error (a bug): one line on stderr; run with --debug for the traceback
   4  the stack program raised an exception in its own code (plan): its file, line and the exception
@@ -342,8 +343,10 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     policy_pack_path.set_defaults(func=cmd_policy_pack_path)
+    from aks_gpu_inference.planner import alternatives_cmd
     from aks_gpu_inference.planner.azure import preflight_cmd
 
+    alternatives_cmd.add_parser(commands)
     preflight_cmd.add_parser(commands)
     debug_help = "print the traceback of an internal error (exit code 3)"
     parser.add_argument("--debug", action="store_true", help=debug_help)

@@ -27,21 +27,54 @@ def cache_folder() -> Path:
 
 @functools.cache
 def cel_environment() -> Any:
-    """The process's ``celpy.Environment`` (its defaults: no package, no annotations, the interpreted runner)."""
+    """The process's ``celpy.Environment`` (no package, no annotations; the interpreted runner with ``exists_one``
+    as CEL defines it, ``_runner``)."""
     import celpy
     from celpy.celparser import CELParser
 
     if CELParser.CEL_PARSER is not None:  # built already, by cel-python's own Environment
-        return celpy.Environment()
+        return celpy.Environment(runner_class=_runner())
     try:
         path = cache_folder() / f"parser-{_key()}.pickle"
     except (OSError, RuntimeError):  # no home folder, or cel-python's sources unreadable: build it
-        return celpy.Environment()
+        return celpy.Environment(runner_class=_runner())
     CELParser.CEL_PARSER = loaded = _load(path)
-    env = celpy.Environment()  # builds the parser when none was loaded
+    env = celpy.Environment(runner_class=_runner())  # builds the parser when none was loaded
     if loaded is None:
         _save(CELParser.CEL_PARSER, path)
     return env
+
+
+@functools.cache
+def _runner() -> type:
+    """cel-python 0.5.0's interpreted runner, with ``exists_one`` evaluated as CEL defines it. cel-python evaluates its
+    predicate without short-circuiting (``build_macro_eval``), so ``has(x.name) && x.name == y`` raises on an element
+    without ``name`` instead of being false, and the exception escapes even an enclosing ``true || ...``: the HTTPRoute
+    CRD's unique-rule-name rule fails every route that names one rule of several. Here each element's predicate
+    short-circuits, and an element whose predicate is an error makes the macro that error (a value, which ``||`` and
+    ``&&`` absorb as CEL's logic does), as cel-go's fold ``result + (pred ? 1 : 0)`` does."""
+    import celpy
+    from celpy.evaluation import CELEvalError, Evaluator
+
+    class ExistsOne(Evaluator):
+        def sub_evaluator(self, ast: Any) -> Evaluator:
+            return ExistsOne(ast, activation=self.activation)
+
+        def member_dot_arg(self, tree: Any) -> Any:
+            if tree.children[1].value != "exists_one":
+                return super().member_dot_arg(tree)
+            members = self.visit(tree.children[0])
+            if isinstance(members, CELEvalError):
+                return members
+            found = [self.build_ss_macro_eval(tree)(value) for value in members]
+            error = next((r for r in found if isinstance(r, CELEvalError)), None)
+            return error if error is not None else celpy.celtypes.BoolType(sum(bool(r) for r in found) == 1)
+
+    class Runner(celpy.InterpretedRunner):
+        def evaluate(self, context: Any) -> Any:
+            return ExistsOne(ast=self.ast, activation=self.new_activation()).evaluate(context)
+
+    return Runner
 
 
 def _key() -> str:
@@ -124,7 +157,7 @@ def _verdict_key(depends_on: tuple[Path, ...]) -> str:
     import hashlib
 
     digest = hashlib.sha256()
-    for path in (*_cel_sources(), *depends_on):
+    for path in (*_cel_sources(), Path(__file__), *depends_on):  # this file: the runner's exists_one
         digest.update(hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()[:32]
 

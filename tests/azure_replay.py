@@ -8,7 +8,7 @@ import io
 import json
 import time
 from pathlib import Path
-from urllib.parse import urlparse
+from urllib.parse import parse_qs, urlparse
 
 import requests
 import urllib3
@@ -33,10 +33,12 @@ class _Replay(BaseAdapter):
         self.answers, self.seen = answers, []
 
     def send(self, request, **_options):
-        path = urlparse(request.url).path
+        url = urlparse(request.url)
+        path, where = url.path, parse_qs(url.query).get("$filter", [None])[0]
         self.seen.append((request.method, request.url))
+        key = (path, where) if (path, where) in self.answers else path
         status, body = (
-            (200, self.answers[path]) if path in self.answers else (404, {"error": {"code": "NotFound", "message": path}})
+            (200, self.answers[key]) if key in self.answers else (404, {"error": {"code": "NotFound", "message": path}})
         )
         data = json.dumps(body).encode()
         response = requests.Response()
@@ -51,19 +53,26 @@ class _Replay(BaseAdapter):
         pass
 
 
-def transport(*files: str, region: str = "eastus") -> tuple[RequestsTransport, _Replay]:
-    """A transport answering from recorded files (``usages_enough``, ``skus``, ...) for one region."""
+def _routes(region: str) -> dict[str, object]:
     base = f"/subscriptions/{SUBSCRIPTION}/providers"
-    routes = {
+    return {
         "usages": f"{base}/Microsoft.Compute/locations/{region}/usages",
-        "skus": f"{base}/Microsoft.Compute/skus",
+        # Resource SKUs: one path for every region, told apart by the location filter preflight sends.
+        "skus": (f"{base}/Microsoft.Compute/skus", f"location eq '{region}'"),
         "kubernetes_versions": f"{base}/Microsoft.ContainerService/locations/{region}/kubernetesVersions",
         "feature": f"{base}/Microsoft.Features/providers/Microsoft.ContainerService/features/ManagedGPUExperiencePreview",
     }
+
+
+def transport(*files: str, region: str = "eastus", elsewhere: dict[str, tuple[str, ...]] | None = None):
+    """A transport answering from recorded files (``usages_enough``, ``skus``, ...) for ``region``, and for each region of
+    ``elsewhere`` from its own files."""
     answers = {}
-    for name in files:
-        route = next(path for prefix, path in routes.items() if name.startswith(prefix))
-        answers[route] = json.loads((RECORDED / f"{name}.json").read_text())
+    for where, names in [(region, files), *(elsewhere or {}).items()]:
+        routes = _routes(where)
+        for name in names:
+            route = next(path for prefix, path in routes.items() if name.startswith(prefix))
+            answers[route] = json.loads((RECORDED / f"{name}.json").read_text())
     session, adapter = requests.Session(), _Replay(answers)
     session.mount("https://", adapter)
     return RequestsTransport(session=session, session_owner=False), adapter

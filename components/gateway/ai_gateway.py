@@ -26,7 +26,9 @@ from ..context import ClusterContext
 from ..core.security import restricted_namespace
 from . import ai_gateway_controllers as controllers
 from . import ai_gateway_manifests as manifests
-from .ai_gateway_args import AiGatewayArgs, GatewayBackend, GatewayRef, gateway_problems
+from . import ai_gateway_routes as gateway_routes
+from .ai_gateway_args import AiGatewayArgs, GatewayBackend, GatewayRef
+from .ai_gateway_checks import gateway_problems
 
 
 class _CustomResources:
@@ -110,11 +112,15 @@ class AiGateway(pulumi.ComponentResource):
         raise_problems("AiGateway", name, gateway_problems(args, backends, client_keys))
         super().__init__(f"{PACKAGE}:index:AiGateway", name, None, opts)
         provider = kubernetes_provider(opts, cluster.provider if cluster else None)
-        # Children wait for what the component waits for (the model namespaces its NetworkPolicies land in).
+        # Children wait for what the component waits for; what lands in a model's namespace waits for its backend's
+        # ``after`` too.
         child = Children(self, opts, provider).opts()
         gateway_namespace = k8s.core.v1.Namespace(f"{name}-ns-gateway", metadata=restricted_namespace(args.namespace), opts=child)
-        pools = any(b.kind == "inference-pool" for b in backends)
-        installed = self._controllers(name, args, child, pools) if args.install_controllers else []
+        pools = [b for b in backends if b.kind == "inference-pool"]
+        # Both controllers look for the InferencePool CRD once, at start-up: they start after the pools' models, which
+        # wait for it.
+        first = [r for b in pools for r in b.after]
+        installed = self._controllers(name, args, child, bool(pools), first) if args.install_controllers else []
         # Gateway API, Envoy Gateway and AI Gateway kinds exist only once the charts' CRDs are applied.
         after = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[gateway_namespace, *installed]))
         custom = _CustomResources(name, args.namespace, after)
@@ -123,10 +129,20 @@ class AiGateway(pulumi.ComponentResource):
         self._gateway(name, args, client_keys, custom, in_namespace)
         for backend in backends:
             self._backend(name, args, backend, custom, (in_namespace, child))
-        custom.add("route", "AIGatewayRoute", args.gateway_name, manifests.route_spec(args, backends))
+        for route in gateway_routes.routes(args, backends):
+            created = custom.add(route.role, "AIGatewayRoute", route.name, route.spec)
+            if route.retry is not None:
+                # After its route: the policy targets the HTTPRoute AI Gateway makes of it.
+                custom.add(f"{route.role}-retry", "BackendTrafficPolicy", route.name, route.retry, needs=[created])
+        after = {b.name: b.after for b in backends}
         for policy in manifests.backend_network_policies(args, backends):
+            # In a model's namespace: after the models that create it.
+            waits = [r for backend in policy.backends for r in after[backend]]
             k8s.networking.v1.NetworkPolicy(
-                f"{name}-netpol-{policy.role}", metadata=policy.metadata, spec=policy.spec, opts=child
+                f"{name}-netpol-{policy.role}",
+                metadata=policy.metadata,
+                spec=policy.spec,
+                opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=waits)) if waits else child,
             )
 
         self.ref = args.ref
@@ -176,7 +192,12 @@ class AiGateway(pulumi.ComponentResource):
         """The backend's objects; an InferencePool's in the pool's namespace (``opts``: in the gateway's
         namespace, and in the model namespaces the component waits for)."""
         namespace = manifests.backend_namespace(args, b)
-        in_namespace = opts[0] if namespace == args.namespace else opts[1]
+        # In a model's namespace (an InferencePool's key, policy and grant): after the model that creates it.
+        in_namespace = (
+            opts[0]
+            if namespace == args.namespace
+            else pulumi.ResourceOptions.merge(opts[1], pulumi.ResourceOptions(depends_on=list(b.after)))
+        )
         secret = None
         if b.kind in ("self-hosted", "inference-pool"):
             secret = k8s.core.v1.Secret(
@@ -186,14 +207,17 @@ class AiGateway(pulumi.ComponentResource):
                 string_data={"apiKey": pulumi.Output.secret(b.api_key_secret)},
                 opts=in_namespace,
             )
+        elsewhere = [] if namespace == args.namespace else list(b.after)
         for kind, spec in manifests.backend_specs(args, b).items():
             needs = [secret] if secret is not None and kind == "BackendSecurityPolicy" else []
-            custom.add(f"{b.name}-{kind.lower()}", kind, b.name, spec, needs=needs, namespace=namespace)
+            custom.add(f"{b.name}-{kind.lower()}", kind, b.name, spec, needs=needs + elsewhere, namespace=namespace)
 
     @staticmethod
-    def _controllers(name: str, args: AiGatewayArgs, child: pulumi.ResourceOptions, pools: bool) -> list[pulumi.Resource]:
+    def _controllers(
+        name: str, args: AiGatewayArgs, child: pulumi.ResourceOptions, pools: bool, first: list[pulumi.Resource]
+    ) -> list[pulumi.Resource]:
         """Envoy Gateway (with the rate-limit Redis), the AI Gateway CRDs and its controller, from pinned charts;
-        ``pools``: Envoy Gateway also serves InferencePool backends."""
+        ``pools``: Envoy Gateway also serves InferencePool backends; both controllers start after ``first``."""
 
         def after(*resources: Any) -> pulumi.ResourceOptions:
             return pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=list(resources)))
@@ -217,7 +241,7 @@ class AiGateway(pulumi.ComponentResource):
             version=args.eg_version,
             namespace=controllers.EG_NAMESPACE,
             values=controllers.eg_values(args, inference_pools=pools),
-            opts=after(namespaces["eg"], *redis),
+            opts=after(namespaces["eg"], *redis, *first),
         )
         crds = k8s.helm.v4.Chart(
             f"{name}-ai-gateway-crds",
@@ -232,6 +256,6 @@ class AiGateway(pulumi.ComponentResource):
             version=args.aigw_version,
             namespace=controllers.AIGW_NAMESPACE,
             values=controllers.aigw_values(args),
-            opts=after(namespaces["aigw"], crds, eg),
+            opts=after(namespaces["aigw"], crds, eg, *first),
         )
         return [eg, crds, controller]

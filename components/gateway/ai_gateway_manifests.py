@@ -1,6 +1,6 @@
 """The objects AiGateway renders, as plain dicts: the Gateway and its EnvoyProxy, the client, security
-and token-budget policies, the route with one rule per model, the per-backend objects, and the
-NetworkPolicies that let only the gateway's data plane reach the serving pods."""
+and token-budget policies, the per-backend objects, and the NetworkPolicies that let only the gateway's data
+plane reach the serving pods. The routes are ``ai_gateway_routes``'."""
 
 from __future__ import annotations
 
@@ -12,10 +12,9 @@ from ..core import pins
 from ..core.images import relocate
 from .ai_gateway_args import AZURE_API_VERSION, AiGatewayArgs, GatewayBackend
 from .ai_gateway_controllers import EG_NAMESPACE, ENVOY_IMAGE
+from .ai_gateway_routes import INFERENCE_GROUP
 
 CONTROLLER_NAME = "gateway.envoyproxy.io/gatewayclass-controller"
-MODEL_HEADER = "x-ai-eg-model"
-"""AIGW sets this header from the request body's ``model`` before routing."""
 CLIENT_ID_HEADER = "x-authz-user-id"
 """Envoy Gateway writes the authenticated client (API key's client id, or the token's ``oid``) into this
 header, replacing whatever the client sent; budgets count per value. It is also the header the semantic
@@ -35,9 +34,6 @@ FILTER_ORDER = [
 """EnvoyProxy ``spec.filterOrder``: authentication, rate limit, semantic router, buffer, AI Gateway, router."""
 ENTRA_CLIENT_CLAIM = "oid"
 """The Entra token claim that names the caller (user or service principal object ID); budgets count per value."""
-INFERENCE_GROUP = "inference.networking.k8s.io"
-"""The Gateway API Inference Extension's group (InferencePool v1), the only group an AIGatewayRoute
-backendRef may name besides AI Gateway's own (the AIGatewayRoute CRD's x-kubernetes-validations)."""
 INTERNAL_LB = "service.beta.kubernetes.io/azure-load-balancer-internal"
 LB_IPV4 = "service.beta.kubernetes.io/azure-load-balancer-ipv4"
 
@@ -179,34 +175,6 @@ def traffic_spec(args: AiGatewayArgs) -> dict[str, Any]:
     }
 
 
-def route_spec(args: AiGatewayArgs, backends: list[GatewayBackend]) -> dict[str, Any]:
-    """One rule per model, matched on the header AIGW fills from the request's ``model``."""
-    return {
-        "parentRefs": [{"name": args.gateway_name, "kind": "Gateway"}],
-        "rules": [
-            {
-                "matches": [{"headers": [{"type": "Exact", "name": MODEL_HEADER, "value": b.model}]}],
-                "backendRefs": [_route_backend(b)],
-                "timeouts": {"request": args.request_timeout},
-            }
-            for b in backends
-        ],
-        "llmRequestCosts": [
-            {"metadataKey": "llm_input_token", "type": "InputToken"},
-            {"metadataKey": "llm_output_token", "type": "OutputToken"},
-            {"metadataKey": "llm_total_token", "type": "TotalToken"},
-        ],
-    }
-
-
-def _route_backend(b: GatewayBackend) -> dict[str, str]:
-    """The rule's backendRef: the backend's AIServiceBackend, or the InferencePool itself (in its own
-    namespace, which a ReferenceGrant there admits)."""
-    if b.kind == "inference-pool":
-        return {"group": INFERENCE_GROUP, "kind": "InferencePool", "name": b.inference_pool, "namespace": b.namespace}
-    return {"name": b.name}
-
-
 def backend_namespace(args: AiGatewayArgs, b: GatewayBackend) -> str:
     """Where a backend's objects live: an InferencePool's BackendSecurityPolicy and key sit beside the pool
     (AI Gateway looks for them only there: envoyproxy/ai-gateway@v1.1.0 internal/controller/gateway.go
@@ -295,6 +263,8 @@ class NetworkPolicyManifest(NamedTuple):
     """What the policy guards, for the resource name: ``<namespace>-<selector values>``."""
     metadata: dict[str, Any]
     spec: dict[str, Any]
+    backends: tuple[str, ...] = ()
+    """The backends whose pods it guards (their ``after`` is what it waits for)."""
 
 
 def backend_network_policies(args: AiGatewayArgs, backends: list[GatewayBackend]) -> list[NetworkPolicyManifest]:
@@ -318,5 +288,10 @@ def backend_network_policies(args: AiGatewayArgs, backends: list[GatewayBackend]
             ],
         }
         metadata = {"name": f"{args.gateway_name}-only-{policy}"[:63].strip("-."), "namespace": namespace}
-        policies.append(NetworkPolicyManifest(f"{namespace}-{policy}", metadata, spec))
+        guarded = tuple(
+            b.name
+            for b in backends
+            if b.in_cluster and (b.namespace, tuple(sorted(b.pod_selector.items()))) == (namespace, selector)
+        )
+        policies.append(NetworkPolicyManifest(f"{namespace}-{policy}", metadata, spec, guarded))
     return policies

@@ -20,7 +20,7 @@ import pulumi_kubernetes as k8s
 from .._base import PACKAGE, Children, kubernetes_provider, raise_problems, validate_args
 from ..azure import AzureOpenAI, ManagedGrafana, WorkloadIdentity
 from ..context import ClusterContext
-from ..core import pins
+from ..core import catalog, pins
 from ..core.images import relocate
 from . import router_config
 from .ai_gateway import AiGateway
@@ -84,12 +84,14 @@ class SemanticRouterGateway(pulumi.ComponentResource):
         args = validate_args(SemanticRouterGatewayArgs, args, "SemanticRouterGateway", name)
         shared = shared or SharedServices()
         cluster.require("SemanticRouterGateway", name, "oidc_issuer_url", "location")
-        raise_problems("SemanticRouterGateway", name, semantic_router_gateway_problems(args, models, secrets, shared))
-        config = router_config_args(name, args, models, shared)
-        # The gateway waits for what it routes to: its NetworkPolicies, keys and grants land in the models'
-        # namespaces, which exist only once the models (and what they wait for) do.
-        backends = [*models.values(), *shared.kaito.values(), *shared.dynamo.values()]
-        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=backends))
+        # Self-hosted tokens are priced at the cluster's region (the catalog's reference region when it is not text).
+        region = cluster.location if isinstance(cluster.location, str) else catalog.REFERENCE_REGION
+        problems = semantic_router_gateway_problems(args, models, secrets, shared, region=region)
+        raise_problems("SemanticRouterGateway", name, problems)
+        config = router_config_args(name, args, models, shared, region=region)
+        # What lands in a model's namespace (NetworkPolicies, an InferencePool's key and grant) waits for that model
+        # (GatewayBackend.after), not the whole gateway for every model: with many models, every child waiting for
+        # every model's every resource costs Pulumi's dependency checks (and the plan) quadratic time.
         super().__init__(f"{PACKAGE}:index:SemanticRouterGateway", name, None, opts)
         # Every child, nested components included, uses the provider of opts where given, else the cluster's.
         cluster = replace(cluster, provider=kubernetes_provider(opts, cluster.provider))

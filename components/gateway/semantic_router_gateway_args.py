@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from pydantic import Field, ValidationError
@@ -97,15 +97,21 @@ class SharedServices:
 
 
 def semantic_router_gateway_problems(
-    args: SemanticRouterGatewayArgs, models: Mapping[str, VllmService], secrets: GatewaySecrets, shared: SharedServices
+    args: SemanticRouterGatewayArgs,
+    models: Mapping[str, VllmService],
+    secrets: GatewaySecrets,
+    shared: SharedServices,
+    *,
+    region: str = catalog.REFERENCE_REGION,
 ) -> list[FieldProblem]:
-    """Every problem with what a ``SemanticRouterGateway`` is given; none if it can be built."""
+    """Every problem with what a ``SemanticRouterGateway`` is given; none if it can be built. ``region``: where the
+    self-hosted models run, whose list prices cost their tokens."""
     problems = []
     if not models and not shared.kaito and not shared.dynamo:
         problems.append(FieldProblem("models", [], "route to at least one self-hosted model (the cheap path)"))
     if not args.azure_openai.deployments:
         problems.append(FieldProblem("azure_openai.deployments", [], "add the frontier model deployment"))
-    problems += _served_name_problems(models) + _price_problems(models, shared)
+    problems += _served_name_problems(models) + _price_problems(models, shared, region)
     if models and secrets.vllm_api_key is None:
         problems.append(FieldProblem("secrets.vllm_api_key", None, "the vLLM services require their API key (a Pulumi secret)"))
     if shared.model_store is None and args.router_models_volume is None:
@@ -135,35 +141,23 @@ def _served_name_problems(models: Mapping[str, VllmService]) -> list[FieldProble
     ]
 
 
-def _price_problems(models: Mapping[str, VllmService], shared: SharedServices) -> list[FieldProblem]:
-    problems = [
-        FieldProblem(
-            "models",
-            service.service_name,
-            f"{service.pool_sku.name} has no list price in the catalog, so its cost per token is unknown",
-        )
-        for service in models.values()
-        if service.pool_sku.price_usd_per_hour is None
+def _price_problems(models: Mapping[str, VllmService], shared: SharedServices, region: str) -> list[FieldProblem]:
+    sizes = [("models", service.service_name, service.pool_sku.name) for service in models.values()]
+    sizes += [("kaito", workspace.service_name, workspace.instance_type) for workspace in shared.kaito.values()]
+    sizes += [("dynamo", inference.service_name, inference.pool_sku.name) for inference in shared.dynamo.values()]
+    return [
+        FieldProblem(section, name, f"{catalog.no_price(size, region)}, so its cost per token is unknown")
+        for section, name, size in sizes
+        if catalog.vm_price(size, region) is None
     ]
-    problems += [
-        FieldProblem(
-            "kaito",
-            workspace.service_name,
-            f"{workspace.instance_type} has no list price in the catalog, so its cost per token is unknown",
-        )
-        for workspace in shared.kaito.values()
-        if catalog.get_sku(workspace.instance_type).price_usd_per_hour is None
-    ]
-    problems += [
-        FieldProblem(
-            "dynamo",
-            inference.service_name,
-            f"{inference.pool_sku.name} has no list price in the catalog, so its cost per token is unknown",
-        )
-        for inference in shared.dynamo.values()
-        if inference.pool_sku.price_usd_per_hour is None
-    ]
-    return problems
+
+
+def replica_usd_per_hour(sku: catalog.GpuSku, gpus: int, region: str) -> float:
+    """One replica's share of its VM's list price in ``region``: ``gpus`` of the size's GPUs."""
+    hourly = catalog.vm_price(sku.name, region)
+    if hourly is None:
+        raise ValueError(catalog.no_price(sku.name, region))
+    return hourly * gpus / sku.gpus
 
 
 def _self_hosted(model: str, endpoint: str, usd_per_hour: float, tokens_per_second: float) -> router_config.RouterModel:
@@ -175,25 +169,30 @@ def _self_hosted(model: str, endpoint: str, usd_per_hour: float, tokens_per_seco
 
 
 def router_models(
-    args: SemanticRouterGatewayArgs, models: Mapping[str, VllmService], shared: SharedServices
+    args: SemanticRouterGatewayArgs,
+    models: Mapping[str, VllmService],
+    shared: SharedServices,
+    *,
+    region: str = catalog.REFERENCE_REGION,
 ) -> list[router_config.RouterModel]:
-    """The router's models with their cost per 1M tokens: self-hosted first, then the Azure OpenAI deployments."""
+    """The router's models with their cost per 1M tokens at ``region``'s list prices: self-hosted first, then the Azure
+    OpenAI deployments."""
     tokens_per_second = args.self_hosted_tokens_per_second
     found = []
     for service in models.values():
         # A replica holds tp GPUs of a VM with more; charge it its share of the VM (with prefill/decode,
         # the prefill engines' GPUs too: the decode engines write the tokens).
-        share = service.pool_sku.price_usd_per_hour * service.gpus_per_decoder / service.pool_sku.gpus
+        share = replica_usd_per_hour(service.pool_sku, service.gpus_per_decoder, region)
         endpoint = f"{service.service_name}.{service.namespace}.svc.cluster.local:{VLLM_PORT}"
         found.append(_self_hosted(service.served_model_name, endpoint, share, tokens_per_second))
     for workspace in shared.kaito.values():
         # KAITO runs one replica per node set: charge it all ``count`` nodes of its size.
-        hourly = catalog.get_sku(workspace.instance_type).price_usd_per_hour
+        hourly = catalog.vm_price(workspace.instance_type, region)
         endpoint = f"{workspace.service_name}.{workspace.namespace}.svc.cluster.local:{KAITO_SERVICE_PORT}"
         found.append(_self_hosted(workspace.served_model_name, endpoint, hourly * workspace.count, tokens_per_second))
     for inference in shared.dynamo.values():
         # Every Dynamo worker owns a whole node (its full NIC claim): charge them all; the CPU frontend is free.
-        hourly = inference.pool_sku.price_usd_per_hour * inference.worker_nodes
+        hourly = catalog.vm_price(inference.pool_sku.name, region) * inference.worker_nodes
         endpoint = f"{inference.service_name}.{inference.namespace}.svc.cluster.local:{DYNAMO_FRONTEND_PORT}"
         found.append(_self_hosted(inference.served_model_name, endpoint, hourly, tokens_per_second))
     for deployment in args.azure_openai.deployments:
@@ -210,10 +209,15 @@ def router_models(
 
 
 def router_config_args(
-    name: str, args: SemanticRouterGatewayArgs, models: Mapping[str, VllmService], shared: SharedServices
+    name: str,
+    args: SemanticRouterGatewayArgs,
+    models: Mapping[str, VllmService],
+    shared: SharedServices,
+    *,
+    region: str = catalog.REFERENCE_REGION,
 ) -> router_config.RouterConfigArgs:
     """The router's config, checked: a problem is refused as the gateway's, naming its key."""
-    found = router_models(args, models, shared)
+    found = router_models(args, models, shared, region=region)
     cheap, frontier = found[0].name, args.azure_openai.deployments[0].name
     try:
         return router_config.RouterConfigArgs(
@@ -248,12 +252,17 @@ def frontier_backends(args: SemanticRouterGatewayArgs) -> list[GatewayBackend]:
 def self_hosted_backends(
     models: Mapping[str, VllmService], shared: SharedServices, vllm_api_key: pulumi.Input[str] | None
 ) -> list[GatewayBackend]:
-    """The vLLM services, then the KAITO workspaces, then the Dynamo frontends, as gateway backends."""
+    """The vLLM services (each with its fallback), then the KAITO workspaces, then the Dynamo frontends, as gateway backends,
+    each waiting for the model it serves."""
     return [
         *(
-            GatewayBackend.from_vllm(service, service.namespace, service.served_model_name, vllm_api_key)
+            replace(
+                GatewayBackend.from_vllm(service, service.namespace, service.served_model_name, vllm_api_key),
+                fallback=service.fallback,
+                after=(service,),
+            )
             for service in models.values()
         ),
-        *(GatewayBackend.from_kaito(workspace) for workspace in shared.kaito.values()),
-        *(GatewayBackend.from_dynamo(inference) for inference in shared.dynamo.values()),
+        *(replace(GatewayBackend.from_kaito(workspace), after=(workspace,)) for workspace in shared.kaito.values()),
+        *(replace(GatewayBackend.from_dynamo(inference), after=(inference,)) for inference in shared.dynamo.values()),
     ]

@@ -163,29 +163,29 @@ def _flag(args: list[str], name: str) -> str | None:
     return value
 
 
-def service_fit(args: VllmServiceArgs, pool: GpuNodePool) -> models.FitResult:
-    """The GPU-memory fit of one replica on the pool (on its MIG slice, if it serves slices), under the vLLM
-    release the service's image names (the pinned one for a digest or a tag that names none) and the profile
-    run its own flags set: --max-num-seqs, and from ``extra_args`` --max-num-batched-tokens,
-    --enforce-eager and --disable-custom-all-reduce."""
+def fit_settings(args: VllmServiceArgs) -> dict:
+    """The vLLM settings the service's memory fit runs under (``models.FitSettings``): the release its image names (the
+    pinned one for a digest or a tag that names none) and the profile run its own flags set: --max-num-seqs, and from
+    ``extra_args`` --max-num-batched-tokens, --enforce-eager and --disable-custom-all-reduce."""
     batched = _flag(args.extra_args, "--max-num-batched-tokens")
-    return models.fit(
-        args.facts(),
-        pool.sku.name,
-        args.tensor_parallel_size,
-        max_model_len=args.max_model_len,
-        gpu_memory_utilization=args.gpu_memory_utilization,
-        dtype=args.dtype,
-        kv_cache_dtype=args.kv_cache_dtype,
+    return {
+        "max_model_len": args.max_model_len,
+        "gpu_memory_utilization": args.gpu_memory_utilization,
+        "dtype": args.dtype,
+        "kv_cache_dtype": args.kv_cache_dtype,
         # The service's own --max-num-seqs sizes vLLM's profile run (its sampler's logits), as the default would.
-        max_num_seqs=args.max_num_seqs,
-        max_num_batched_tokens=int(batched) if batched and batched.isdigit() and int(batched) > 0 else None,
-        cuda_graphs="--enforce-eager" not in args.extra_args,
-        custom_all_reduce="--disable-custom-all-reduce" not in args.extra_args,
-        vllm_version=models.image_version(args.image) or models.PINNED_VLLM_VERSION,
-        mig_profile=pool.mig_profile,
-        warn_below_sequences=args.min_full_sequences,
-    )
+        "max_num_seqs": args.max_num_seqs,
+        "max_num_batched_tokens": int(batched) if batched and batched.isdigit() and int(batched) > 0 else None,
+        "cuda_graphs": "--enforce-eager" not in args.extra_args,
+        "custom_all_reduce": "--disable-custom-all-reduce" not in args.extra_args,
+        "vllm_version": models.image_version(args.image) or models.PINNED_VLLM_VERSION,
+        "warn_below_sequences": args.min_full_sequences,
+    }
+
+
+def service_fit(args: VllmServiceArgs, pool: GpuNodePool) -> models.FitResult:
+    """The GPU-memory fit of one replica on the pool (on its MIG slice, if it serves slices), under ``fit_settings``."""
+    return models.fit(args.facts(), pool.sku.name, args.tensor_parallel_size, mig_profile=pool.mig_profile, **fit_settings(args))
 
 
 def fit_problems(args: VllmServiceArgs, pool: GpuNodePool) -> list[FieldProblem]:

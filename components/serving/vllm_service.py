@@ -49,6 +49,8 @@ class VllmService(pulumi.ComponentResource):
     gpus_per_decoder: float
     """GPUs the service runs per engine that writes output tokens, for its cost per token: the tensor-parallel
     size, or with prefill/decode that times (prefill + decode replicas) / decode replicas."""
+    fallback: str | None
+    """The served model that answers this model's calls at the gateway when it cannot (``VllmServiceArgs.fallback``)."""
 
     def __init__(
         self,
@@ -97,6 +99,7 @@ class VllmService(pulumi.ComponentResource):
         self.service_name = args.name
         self.namespace = args.namespace
         self.served_model_name = args.served_model_name or args.model
+        self.fallback = args.fallback
         self.pool_sku = pool.sku
         self.service_account = args.name
         self.endpoint = f"http://{args.name}.{args.namespace}.svc.cluster.local:{VLLM_PORT}/v1"

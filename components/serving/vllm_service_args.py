@@ -193,6 +193,13 @@ class VllmServiceArgs(StrictModel):
     cpu: str = "8"
     """CPU request per replica. Default 8 cores: tokenization and scheduling run on the CPU."""
 
+    fallback: str | None = None
+    """The served name of another model the gateway serves (an Azure OpenAI deployment, another model) that answers
+    this model's calls when none of its replicas can: a rollout, a scale from zero, a lost node. The call keeps its
+    client's authentication, budget and metering; the fallback is asked for its own model name. Default None. Needs
+    the stack's gateway; not with ``disaggregation`` (AI Gateway v1.1.0 cannot put an InferencePool and another
+    backend in one route rule)."""
+
     memory: str | None = Field(None, pattern=r"^[1-9][0-9]*(Gi|Mi)$")
     """Memory request and limit per replica, e.g. ``200Gi``. Default None: what the engine uses while it loads
     (``core/startup.py host_memory_gib``: one copy of the checkpoint in the streamer's host buffer, 4 GiB per GPU
@@ -212,6 +219,13 @@ class VllmServiceArgs(StrictModel):
             problems.append(
                 FieldProblem("disaggregation", "set", "prefill/decode moves KV caches over InfiniBand: set rdma: true")
             )
+        if self.disaggregation and self.fallback:
+            why = (
+                "a prefill/decode model is routed to its InferencePool, and AI Gateway v1.1.0's AIGatewayRoute refuses an "
+                "InferencePool beside another backend in one rule ('cannot mix InferencePool and AIServiceBackend "
+                "references'), so its calls cannot fall back: drop fallback, or serve the model without disaggregation"
+            )
+            problems.append(FieldProblem("fallback", self.fallback, why))
         if self.disaggregation and self.autoscaling:
             problems.append(
                 FieldProblem("autoscaling", "set", "disaggregated engines are sized by prefill_replicas and decode_replicas")

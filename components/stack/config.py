@@ -32,7 +32,14 @@ from ..serving.dynamo_args import DynamoInferenceArgs
 from ..serving.kaito_workspace import KaitoWorkspaceArgs
 from ..serving.vllm_service import VllmServiceArgs
 from ..training.distributed_training_args import DistributedTrainingArgs
-from .config_checks import full_node_problems, gateway_name_problems, gpu_problems, name_clash_problems, rack_problems
+from .config_checks import (
+    fallback_problems,
+    full_node_problems,
+    gateway_name_problems,
+    gpu_problems,
+    name_clash_problems,
+    rack_problems,
+)
 from .stack_input import SECRET_KEYS, plain_credential_problems, region_problem, stack_problems, typo_secret_keys
 
 PROJECT = "aks-gpu-inference"
@@ -378,7 +385,7 @@ class StackConfig(StrictModel):
 
     def _section_problems(self) -> list[FieldProblem]:
         """The gateway and KAITO sections against the rest of the stack."""
-        problems = gateway_name_problems(self) if self.gateway is not None else []
+        problems = fallback_problems(self) + (gateway_name_problems(self) if self.gateway is not None else [])
         if self.gateway is not None and not self.models and self.dynamo is None:
             why = "routes to self-hosted models: add at least one entry to models, or a dynamo section"
             problems.append(FieldProblem("gateway", "set", why))

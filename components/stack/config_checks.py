@@ -1,5 +1,5 @@
 """Cross-field checks of the typed stack configuration that need more than one section: a model's GPUs
-against its pool, full-node engines against the pool's nodes, and the names the gateway routes by.
+against its pool, full-node engines against the pool's nodes, the names the gateway routes by and the models' fallbacks.
 
 Each returns ``FieldProblem``s with the full key path (``models[0].tensor_parallel_size``), so that
 ``StackConfig`` reports them all at once, before any resource is created.
@@ -166,4 +166,34 @@ def rack_problems(config: Any) -> list[FieldProblem]:
                 "in dra.pools)"
             )
             problems.append(FieldProblem("rdma.pools", name, why))
+    return problems
+
+
+def fallback_problems(config: Any) -> list[FieldProblem]:
+    """Each ``models[].fallback`` (a ``StackConfig``) names another model the gateway serves, one it can fall back to:
+    not the model itself, and not a prefill/decode model (its InferencePool cannot share a route rule)."""
+    wanting = [(i, m) for i, m in enumerate(config.models) if m.fallback is not None]
+    if not wanting:
+        return []
+    if config.gateway is None:
+        why = "the gateway sends calls to the fallback: add a gateway section, or drop fallback"
+        return [FieldProblem(f"models[{i}].fallback", m.fallback, why) for i, m in wanting]
+    pools = {m.served_model_name or m.model for m in config.models if m.disaggregation}
+    served = {m.served_model_name or m.model for m in config.models} | {w.preset for w in config.kaito}
+    served |= {d.name for d in config.gateway.azure_openai.deployments}
+    if config.dynamo is not None:
+        served.add(config.dynamo.served_model_name or config.dynamo.model)
+    problems = []
+    for i, model in wanting:
+        name, where = model.served_model_name or model.model, f"models[{i}].fallback"
+        if model.fallback == name:
+            problems.append(FieldProblem(where, model.fallback, "a model cannot fall back to itself: name another model"))
+        elif model.fallback not in served:
+            problems.append(FieldProblem(where, model.fallback, f"not a model the gateway serves ({', '.join(sorted(served))})"))
+        elif model.fallback in pools:
+            why = (
+                "that model is served prefill/decode through an InferencePool, which AI Gateway v1.1.0 cannot put beside "
+                "another backend in one route rule: fall back to an Azure OpenAI deployment or an aggregated model"
+            )
+            problems.append(FieldProblem(where, model.fallback, why))
     return problems

@@ -21,7 +21,6 @@ from ..azure.monitoring import ManagedPrometheus, ManagedPrometheusArgs
 from ..azure.workload_identity import WorkloadIdentity
 from ..context import AzureScope, ClusterContext
 from ..core.errors import ConfigError
-from ..core.fit_result import FitResult
 from ..core.security import restricted_namespace
 from ..gateway.semantic_router_gateway import SemanticRouterGateway
 from ..gateway.semantic_router_gateway_args import GatewaySecrets, SharedServices
@@ -37,7 +36,7 @@ from ..serving.vllm_service import VllmService
 from ..serving.vllm_service_args import AzureServices, GpuPlacement, ScalingMonitor, VllmSecrets
 from ..training.distributed_training import DistributedTraining
 from ..training.distributed_training_args import CheckpointStore, TrainingWorkers
-from . import precheck
+from . import exports, precheck
 from .config import StackConfig, config_from_env, parse_stack_config
 from .gate_images import workload_gate_images
 
@@ -242,7 +241,8 @@ def _serve_models(config: StackConfig, stack: Stack, group_name: pulumi.Input[st
             azure=AzureServices(model_store=store, identity=identity, monitoring=monitoring),
         )
     pulumi.export("model_endpoints", {name: service.endpoint for name, service in stack.models.items()})
-    pulumi.export("model_fits", {name: _fit_summary(service.fit) for name, service in stack.models.items()})
+    pulumi.export("model_fits", {name: exports.fit_summary(service.fit) for name, service in stack.models.items()})
+    pulumi.export("model_placements", exports.placements(config))
 
 
 def _model_namespaces(config: StackConfig, stack: Stack) -> dict[str, k8s.core.v1.Namespace]:
@@ -268,20 +268,6 @@ def _inference_crds(config: StackConfig, provider: pulumi.ProviderResource) -> p
     return k8s.yaml.v2.ConfigFile(
         "inference-extension-crds", file=INFERENCE_CRDS_URL, opts=pulumi.ResourceOptions(provider=provider)
     )
-
-
-def _fit_summary(fit: FitResult) -> dict:
-    """What the stack exports of a memory fit."""
-    return {
-        "model": fit.model,
-        "vm_size": fit.vm_size,
-        "gpu": fit.gpu,
-        "tp": fit.tp,
-        "max_model_len": fit.max_model_len,
-        "weights_gib_per_gpu": round(fit.weights_gib_per_gpu, 2),
-        "kv_tokens": fit.kv_tokens,
-        "full_length_sequences": fit.full_length_sequences,
-    }
 
 
 def _train(config: StackConfig, stack: Stack, pools: dict[str, GpuNodePool]) -> None:
@@ -332,7 +318,7 @@ def _dynamo(config: StackConfig, stack: Stack, pools: dict[str, GpuNodePool]) ->
         secrets=DynamoSecrets(pulumi.Config().get_secret("hf_token")),
     )
     pulumi.export("dynamo_endpoint", stack.dynamo.endpoint)
-    pulumi.export("dynamo_fits", {role: _fit_summary(fit) for role, fit in stack.dynamo.fit.items()})
+    pulumi.export("dynamo_fits", {role: exports.fit_summary(fit) for role, fit in stack.dynamo.fit.items()})
 
 
 _CLIENT_KEYS_HINT = 'set one per client with: pulumi config set --secret gateway_client_keys \'{"<client>": "<key>", ...}\''

@@ -25,6 +25,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from .._base import PACKAGE, Children, kubernetes_provider, raise_problems, validate_args
+from ..core import catalog
 from ..core.security import restricted_namespace
 from ..gpu.pod_contract import full_node_gpu_template
 from . import ray_manifests as manifests
@@ -83,7 +84,9 @@ class DistributedTraining(pulumi.ComponentResource):
         network, store, identity = workers.network, checkpoints.store, checkpoints.identity
         self.job_name, self.namespace = args.name, network.namespace
         self.checkpoint_uri = store.model_uri(args.checkpoint_path)
-        self.cost = training_cost(args, workers.pool.sku, workers.spot_max_price)
+        # Priced at the cluster's region (the catalog's reference region when it is not text).
+        region = cluster.location if isinstance(cluster.location, str) else catalog.REFERENCE_REGION
+        self.cost = training_cost(args, workers.pool.sku, workers.spot_max_price, region=region)
         self.status_command = f"kubectl -n {self.namespace} get rayjob {args.name} -o jsonpath='{{.status.jobDeploymentStatus}} {{.status.jobStatus}}'"
 
         self.operator = self._operator(name, args, children)

@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..core import catalog
+
 if TYPE_CHECKING:
     from ..core.catalog import GpuSku
     from .distributed_training_args import DistributedTrainingArgs
@@ -89,22 +91,27 @@ def _spot_row(nodes: int, hours: float, spot_max_price: float | None) -> CostRow
     return _row("Spot", None, nodes, hours, why)
 
 
-def training_cost(args: DistributedTrainingArgs, pool_sku: GpuSku, spot_max_price: float | None = None) -> TrainingCost:
-    """The run's GPU cost: ``args.workers`` nodes of ``pool_sku`` for ``args.hours``.
+def training_cost(
+    args: DistributedTrainingArgs, pool_sku: GpuSku, spot_max_price: float | None = None, *, region: str | None = None
+) -> TrainingCost:
+    """The run's GPU cost: ``args.workers`` nodes of ``pool_sku`` for ``args.hours``, at ``region``'s list prices
+    (default: the catalog's reference region).
 
-    Rows, in order: the catalog's on-demand list price (its source and date); for a Spot run the Spot
-    price, which is known only as the pool's ``spot_max_price`` ceiling; and, for a size a seed prices,
-    the seed's figure, labelled as the seed's.
+    Rows, in order: the on-demand list price in the region (its source and date); for a Spot run the Spot price, which
+    is known only as the pool's ``spot_max_price`` ceiling; and, for a size a seed prices, the seed's figure, labelled
+    as the seed's.
     """
+    region = region or catalog.REFERENCE_REGION
     nodes, hours = args.workers, args.hours
+    hourly = catalog.vm_price(pool_sku.name, region)
     catalog_source = (
-        f"catalog list price ({pool_sku.price_source}, {pool_sku.price_date}"
+        f"catalog list price ({catalog.price_source(region)}, {catalog.price_snapshot(region)['date']}"
         + (f"; {pool_sku.price_note}" if pool_sku.price_note else "")
         + ")"
-        if pool_sku.price_usd_per_hour is not None
-        else "unknown: the catalog has no price for this size"
+        if hourly is not None
+        else f"unknown: {catalog.no_price(pool_sku.name, region)}"
     )
-    rows = [_row("on-demand (catalog)", pool_sku.price_usd_per_hour, nodes, hours, catalog_source)]
+    rows = [_row("on-demand (catalog)", hourly, nodes, hours, catalog_source)]
     if args.spot:
         rows.append(_spot_row(nodes, hours, spot_max_price))
     if pool_sku.name in SEED_PRICES:

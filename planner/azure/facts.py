@@ -36,6 +36,8 @@ class SkuFacts:
     """Restricted in the whole region for this subscription (``NotAvailableForSubscription``)."""
     blocked_zones: tuple[str, ...]
     reason: str = ""
+    spot: bool | None = None
+    """The ``LowPriorityCapable`` capability: Spot VMs of the size exist (None: Azure did not say)."""
 
 
 @dataclass(frozen=True)
@@ -83,7 +85,32 @@ def _sku(sku: Any, region: str) -> SkuFacts:
             blocked_region = True
         elif kind == "Zone" and restriction.restriction_info:
             blocked_zones.extend(restriction.restriction_info.zones or [])
-    return SkuFacts(sku.name, sku.family or "", zones, blocked_region, tuple(sorted(blocked_zones)), ", ".join(reasons))
+    capable = {c.name: c.value for c in sku.capabilities or []}.get("LowPriorityCapable")
+    spot = None if capable is None else str(capable).lower() == "true"
+    return SkuFacts(sku.name, sku.family or "", zones, blocked_region, tuple(sorted(blocked_zones)), ", ".join(reasons), spot)
+
+
+def _compute_facts(compute: Any, facts: AzureFacts, sizes: set[str]) -> None:
+    """The region's vCPU usages and limits, and how the Resource SKUs API offers ``sizes`` there."""
+    for usage in compute.usage.list(facts.region):
+        name = usage.name.value or ""
+        facts.usages[quota.normalise(name)] = Usage(name, usage.name.localized_value or name, usage.current_value, usage.limit)
+    for sku in compute.resource_skus.list(filter=f"location eq '{facts.region}'"):
+        if sku.resource_type == "virtualMachines" and sku.name in sizes:
+            facts.skus[sku.name] = _sku(sku, facts.region)
+
+
+def fetch_regions(
+    credential: Any, subscription: str, wanted: dict[str, set[str]], transport: Any = None
+) -> dict[str, AzureFacts]:
+    """Usages and the sizes' Resource SKUs in each region of ``wanted`` (region -> sizes): one ``usage.list`` and one
+    location-filtered ``resource_skus.list`` per region (the APIs have no multi-region form)."""
+    compute = _clients(credential, subscription, transport)[0]
+    found = {}
+    for region, sizes in wanted.items():
+        found[region] = AzureFacts(subscription, region)
+        _compute_facts(compute, found[region], sizes)
+    return found
 
 
 def fetch(
@@ -92,12 +119,7 @@ def fetch(
     """Ask Azure; ``features`` are ``Namespace/Name``. Raises azure-core errors (the caller reports them)."""
     compute, aks, feature_client = _clients(credential, subscription, transport)
     facts = AzureFacts(subscription, region)
-    for usage in compute.usage.list(region):
-        name = usage.name.value or ""
-        facts.usages[quota.normalise(name)] = Usage(name, usage.name.localized_value or name, usage.current_value, usage.limit)
-    for sku in compute.resource_skus.list(filter=f"location eq '{region}'"):
-        if sku.resource_type == "virtualMachines" and sku.name in sizes:
-            facts.skus[sku.name] = _sku(sku, region)
+    _compute_facts(compute, facts, sizes)
     for version in aks.managed_clusters.list_kubernetes_versions(region).values_property or []:
         facts.kubernetes_versions.append(
             KubernetesVersion(

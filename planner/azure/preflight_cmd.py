@@ -40,11 +40,13 @@ def _region(run: Any, config: dict[str, str], project: str) -> str:
 
 
 def plan_asks(project_dir: Path, stack_name: str):
-    """Run the stack program offline and read what it asks Azure for; also the config and subscription source."""
+    """Run the stack program offline and read what it asks Azure for; also the config (the subscription's source) and
+    the stack's ``model_placements`` output (what ``--alternatives`` ranks)."""
     import pulumi
 
     from aks_gpu_inference.planner.azure import preflight
     from aks_gpu_inference.planner.engine import program as engine
+    from aks_gpu_inference.planner.engine.values import plain
     from aks_gpu_inference.planner.inputs import stackfile
 
     stack = stackfile.read_stack(project_dir, stack_name)
@@ -52,7 +54,8 @@ def plan_asks(project_dir: Path, stack_name: str):
         run = engine.run_program(project_dir, stack.project, stack.stack, stack.config, stack.secret_keys)
     except pulumi.RunError as err:
         raise ConfigError("a component of the stack program refused its arguments", [str(err)]) from None
-    return preflight.stack_asks(run.resources, _region(run, stack.config, stack.project)), stack.config
+    asks = preflight.stack_asks(run.resources, _region(run, stack.config, stack.project))
+    return asks, stack.config, plain(run.outputs.get("model_placements") or {})
 
 
 def _cannot_ask(err: Exception, what: str) -> str:
@@ -96,7 +99,7 @@ def run(args: argparse.Namespace, credential: Any = None, transport: Any = None)
         print(_cannot_ask(err, f"could not sign in to Azure for subscription {subscription}"), file=sys.stderr)
         return EXIT_AZURE
     print(f"planning stack {args.stack!r} offline to see what it asks for", file=sys.stderr)
-    asks, _config = plan_asks(project_dir, args.stack)
+    asks, _config, placements = plan_asks(project_dir, args.stack)
     print(f"asking Azure about subscription {subscription} in {asks.region}", file=sys.stderr)
     sizes = {p.vm_size for p in asks.pools}
     try:
@@ -110,7 +113,38 @@ def run(args: argparse.Namespace, credential: Any = None, transport: Any = None)
     print(render(verdicts, facts))
     failed = [v for v in verdicts if not v.ok]
     print(f"\n{len(verdicts) - len(failed)} passed, {len(failed)} failed")
+    if args.alternatives:
+        code = _alternatives(args.stack, placements, credential, subscription, transport, facts)
+        if code:
+            return code
     return EXIT_SHORTFALL if failed else 0
+
+
+def _alternatives(stack: str, placements: dict, credential: Any, subscription: str, transport: Any, known) -> int:
+    """The quota headroom of each model's top placements (``headroom``), the stack's region answered already (``known``);
+    0, or ``EXIT_AZURE`` when Azure could not be asked."""
+    from aks_gpu_inference.planner import alternatives_cmd
+    from aks_gpu_inference.planner.azure import facts as azure_facts
+    from aks_gpu_inference.planner.azure import headroom
+
+    if not placements:
+        print("\nno self-hosted models (models[]): no placements to ask about", file=sys.stderr)
+        return 0
+    top = headroom.top(alternatives_cmd.report(placements, stack, None, None))
+    wanted = headroom.wanted(top)
+    print(f"asking Azure about {len(wanted)} regions for the top placements: {', '.join(wanted)}", file=sys.stderr)
+    try:
+        more = {r: s for r, s in wanted.items() if r != known.region or not s <= set(known.skus)}
+        by_region = azure_facts.fetch_regions(credential, subscription, more, transport) | (
+            {} if known.region in more else {known.region: known}
+        )
+    except Exception as err:
+        if type(err).__module__.split(".")[0] != "azure":
+            raise
+        print(_cannot_ask(err, "could not ask Azure about the alternatives"), file=sys.stderr)
+        return EXIT_AZURE
+    print("\n" + headroom.render(headroom.verdicts(top, by_region), subscription))
+    return 0
 
 
 def add_parser(commands: Any) -> None:
@@ -122,7 +156,10 @@ def add_parser(commands: Any) -> None:
             "identity or the AZURE_* variables) about the stack's subscription and region: vCPU usage and limit\n"
             "per VM family and region, whether each VM size and zone is offered to the subscription, the Kubernetes\n"
             "versions AKS offers there, and the registration of each preview feature the stack needs. One verdict\n"
-            "per item, with the fix (the quota request to file) when it fails. Nothing is created."
+            "per item, with the fix (the quota request to file) when it fails. With --alternatives, also the quota\n"
+            "headroom of each model's top placements (aks-gpu alternatives: other sizes, regions, Spot), region by\n"
+            "region, so a region without quota shows where there is; advice, which does not change the exit code.\n"
+            "Nothing is created."
         ),
         epilog=(
             "exit codes:\n"
@@ -139,4 +176,9 @@ def add_parser(commands: Any) -> None:
         "--subscription", help="subscription ID (default: AZURE_SUBSCRIPTION_ID, or azure-native:subscriptionId)"
     )
     preflight.add_argument("--project-dir", default=".", help="folder with Pulumi.yaml (default: the current one or a parent)")
+    preflight.add_argument(
+        "--alternatives",
+        action="store_true",
+        help="also ask the quota headroom of each model's top placements (aks-gpu alternatives), region by region",
+    )
     preflight.set_defaults(func=run)

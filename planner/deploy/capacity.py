@@ -14,10 +14,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from aks_gpu_inference.components.core import quota
 from aks_gpu_inference.planner.deploy.demand import Demand, demands
 from aks_gpu_inference.planner.deploy.finding import Finding
+from aks_gpu_inference.planner.deploy.inference_pool import ROLE_LABEL
 from aks_gpu_inference.planner.deploy.model import DeployModel, NodePool
 from aks_gpu_inference.planner.deploy.scheduling import fitting_pools
 from aks_gpu_inference.policies.manifests import get
@@ -25,6 +27,10 @@ from aks_gpu_inference.policies.manifests import get
 WORKLOAD_KINDS = frozenset({"Deployment", "StatefulSet", "Job", "CronJob", "Pod", "ReplicaSet", "LeaderWorkerSet"})
 """Kinds whose pods must run somewhere; a DaemonSet runs on whatever nodes exist."""
 WAYS_OUT = "a spare node (max_count one above what the replicas take), a second replica, or a fallback model (models[].fallback)"
+WAYS_OUT_POOL = (
+    "a spare node (max_count one above what the engines take) or a second replica; not a fallback: a prefill/decode "
+    "model is routed to its InferencePool, which AI Gateway cannot put beside another backend in one rule"
+)
 
 
 @dataclass
@@ -88,7 +94,8 @@ def _packing(model: DeployModel) -> list[Finding]:
         if pools:
             wanted.append((demand, pools))
     steady = [(d, d.pods, {p.name for p in pools}) for d, pools in wanted]
-    left = pack(_nodes(p for p in model.pools), steady)
+    placed = _nodes(model.pools)
+    left = pack(placed, steady)
     for demand, pools in wanted:
         if left.get(demand.label):
             placed = demand.pods - left[demand.label]
@@ -97,12 +104,57 @@ def _packing(model: DeployModel) -> list[Finding]:
                 Finding("capacity", "blocker", demand.label, message, "raise the pool's count or max_count, or lower replicas")
             )
     for demand, pools in wanted:
-        found += _peak(model, demand, pools, steady) + _rollout(model, demand, pools, steady)
+        found += _peak(model, demand, pools, steady) + _rollout(model, demand, pools, steady, placed)
     return found
 
 
 def _others(steady: list, demand: Demand, count: int) -> list:
     return [(d, count if d is demand else n, pools) for d, n, pools in steady]
+
+
+def _ways_out(demand: Demand) -> str:
+    labels = get(demand.obj.manifest, "spec", "template", "metadata", "labels") or {}
+    return WAYS_OUT_POOL if ROLE_LABEL in labels else WAYS_OUT
+
+
+def _in_use(nodes: list[_Node]) -> dict[str, int]:
+    """Nodes per pool that run a GPU pod."""
+    used: dict[str, int] = {}
+    for node in nodes:
+        if node.free < node.gpus:
+            used[node.pool] = used.get(node.pool, 0) + 1
+    return used
+
+
+def _with_surge(placed: list[_Node], demand: Demand, steady: list) -> tuple[int, dict[str, int]]:
+    """A rollout's surge pods placed beside the running ones (the scheduler moves no running pod): how many find no
+    node, and the nodes each pool then runs. Placing only the surge keeps a rollout of every model linear in them."""
+    pools = next(names for d, _, names in steady if d is demand)
+    nodes = [replace(n, groups=set(n.groups)) for n in placed]
+    left = pack(nodes, [(demand, demand.surge, pools)]).get(demand.label, 0)
+    return left, _in_use(nodes)
+
+
+def _surge_nodes(model: DeployModel, placed: list[_Node], during: dict[str, int]) -> str:
+    """What the autoscaler adds for a rollout's surge pods, and the quota each new node draws on; empty when the surge
+    lands on nodes that run anyway."""
+    before = _in_use(placed)
+    added = []
+    for pool in model.pools:
+        extra = during.get(pool.name, 0) - before.get(pool.name, 0)
+        if extra <= 0 or not pool.props.get("enableAutoScaling"):
+            continue
+        spot = pool.props.get("scaleSetPriority") == "Spot"
+        row = quota.SPOT if spot else quota.family_of(pool.vm_size) or f"the family of {pool.vm_size}"
+        vcpus = f"{extra * pool.sku.vcpus} vCPUs" if pool.sku else "vCPUs"
+        region = pool.labels.get("topology.kubernetes.io/region") or "the stack's region"
+        added.append(f"{extra} {pool.vm_size} node(s) in pool {pool.name}: {vcpus} of {row} quota in {region}")
+    if not added:
+        return ""
+    return (
+        f"; the autoscaler adds {'; '.join(added)} for the new pod (within max_count, which the Quota section counts: "
+        "without that quota the new pod stays Pending and the rollout stalls)"
+    )
 
 
 def _peak(model: DeployModel, demand: Demand, pools: list[NodePool], steady: list) -> list[Finding]:
@@ -115,35 +167,38 @@ def _peak(model: DeployModel, demand: Demand, pools: list[NodePool], steady: lis
     return [Finding("capacity", "warning", demand.label, message, "raise the pool's max_count or lower max_replicas")]
 
 
-def _rollout(model: DeployModel, demand: Demand, pools: list[NodePool], steady: list) -> list[Finding]:
-    return [f for f in [rollout(model, demand, pools, steady)[1]] if f is not None]
+def _rollout(model: DeployModel, demand: Demand, pools: list[NodePool], steady: list, placed: list[_Node]) -> list[Finding]:
+    return [f for f in [rollout(model, demand, pools, steady, placed)[1]] if f is not None]
 
 
-def rollout(model: DeployModel, demand: Demand, pools: list[NodePool], steady: list) -> tuple[str, Finding | None]:
-    """What a rolling update of the workload does on its pools, and the warning when it stalls or takes it down."""
+def rollout(
+    model: DeployModel, demand: Demand, pools: list[NodePool], steady: list, placed: list[_Node]
+) -> tuple[str, Finding | None]:
+    """What a rolling update of the workload does on its pools (``placed``: the nodes with every workload's pods at
+    steady state), and the warning when it stalls or takes it down."""
     minutes = f"up to {demand.startup_seconds / 60:.0f} minutes" if demand.startup_seconds else "its load time"
     if not demand.pods or demand.obj.kind != "Deployment":
         return "no rolling update (no pods, or not a Deployment)", None
     if demand.surge:
-        left = pack(_nodes(model.pools), _others(steady, demand, demand.pods + demand.surge)).get(demand.label, 0)
+        left, during = _with_surge(placed, demand, steady)
         if left:
             stalls = "never progresses" if not demand.unavailable else "waits for old pods to go first"
             message = (
                 f"a rollout adds {demand.surge} pod(s) (maxSurge) before removing old ones, and {left} find no node "
                 f"({_describe(demand, demand.pods + demand.surge, pools)}): the rollout {stalls}"
             )
-            return message, Finding("capacity", "warning", demand.label, message, WAYS_OUT)
+            return message, Finding("capacity", "warning", demand.label, message, _ways_out(demand))
         if not demand.unavailable:
             return (
                 f"a rollout starts {demand.surge} new pod(s) beside the {demand.pods} running, which the pools have room for: "
-                f"no downtime (a new pod takes {minutes} to load)"
+                f"no downtime (a new pod takes {minutes} to load){_surge_nodes(model, placed, during)}"
             ), None
     if demand.unavailable >= demand.pods:
         message = (
             f"a rollout takes all {demand.pods} replica(s) down at once (maxUnavailable {demand.unavailable}, "
             f"maxSurge {demand.surge}): the model does not answer while the new pod loads, {minutes} (its startup budget)"
         )
-        return message, Finding("capacity", "warning", demand.label, message, WAYS_OUT)
+        return message, Finding("capacity", "warning", demand.label, message, _ways_out(demand))
     return (
         f"a rollout replaces {demand.unavailable} of {demand.pods} replica(s) at a time: the others keep answering "
         f"(each new pod takes {minutes} to load)"
@@ -155,7 +210,9 @@ def rollouts(model: DeployModel) -> list[tuple[str, str]]:
     wanted = [(d, [p for p in fitting_pools(model, d.obj, d.spec)[0] if node_gpus(p) and p.max_nodes]) for d in demands(model)]
     wanted = [(d, pools) for d, pools in wanted if pools]
     steady = [(d, d.pods, {p.name for p in pools}) for d, pools in wanted]
-    return [(d.label, rollout(model, d, pools, steady)[0]) for d, pools in wanted if d.obj.kind == "Deployment"]
+    placed = _nodes(model.pools)
+    pack(placed, steady)
+    return [(d.label, rollout(model, d, pools, steady, placed)[0]) for d, pools in wanted if d.obj.kind == "Deployment"]
 
 
 def _wants_pods(manifest: dict) -> bool:

@@ -149,15 +149,21 @@ def check(model: DeployModel) -> list[Finding]:
 
 def at_hand(model: DeployModel, upstream: Path | None) -> Callable[[KubeObject], CRD | None]:
     """The CRD of a custom resource: the one a chart or object of the stack installs (what the cluster will
-    really serve), else the pinned copy in ``upstream/crds``; None when neither has it. Built once per model
-    and upstream folder (the schema check, the unchecked kinds and the snapshot notes all ask)."""
+    really serve), else the pinned copy in ``upstream/crds``; None when neither has it."""
+    by_kind = kind_at_hand(model, upstream)
+    return lambda obj: by_kind(obj.group, obj.kind)
+
+
+def kind_at_hand(model: DeployModel, upstream: Path | None) -> Callable[[str, str], CRD | None]:
+    """``at_hand`` by (group, kind), for objects a controller makes from the stack's own. Built once per model and
+    upstream folder (the schema check, the unchecked kinds and the snapshot notes all ask)."""
     cached = model.crd_lookups.get(upstream)
     if cached is None:
         cached = model.crd_lookups[upstream] = _lookup(model, upstream)
     return cached
 
 
-def _lookup(model: DeployModel, upstream: Path | None) -> Callable[[KubeObject], CRD | None]:
+def _lookup(model: DeployModel, upstream: Path | None) -> Callable[[str, str], CRD | None]:
     from aks_gpu_inference.planner.kube.crd_files import crd_index, parse_crd
 
     installed = {}
@@ -168,8 +174,8 @@ def _lookup(model: DeployModel, upstream: Path | None) -> Callable[[KubeObject],
     folder = upstream / "crds" if upstream else None
     index = crd_index(folder) if folder is not None and folder.is_dir() else None
 
-    def lookup(obj: KubeObject) -> CRD | None:
-        return installed.get((obj.group, obj.kind)) or (index.get(obj.group, obj.kind) if index is not None else None)
+    def lookup(group: str, kind: str) -> CRD | None:
+        return installed.get((group, kind)) or (index.get(group, kind) if index is not None else None)
 
     return lookup
 

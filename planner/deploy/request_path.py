@@ -19,12 +19,13 @@ with AI routes, the injected extproc sidecar's ``aigw-admin``
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from aks_gpu_inference.components.core import pins
 from aks_gpu_inference.components.core.endpoints import dynamo_component_service
 from aks_gpu_inference.components.gateway import router_config
-from aks_gpu_inference.planner.deploy import dynamo_graph, filter_chain, inference_pool, network_policy, router
+from aks_gpu_inference.planner.deploy import dynamo_graph, fallback, filter_chain, inference_pool, network_policy, router
 from aks_gpu_inference.planner.deploy.finding import Finding
 from aks_gpu_inference.planner.deploy.model import DeployModel
 
@@ -151,9 +152,12 @@ class _Walk:
         return "no budget"
 
     def backend(self, gateway: tuple[str, str], rule: dict) -> str:
-        """What answers one rule of a route of ``gateway`` (namespace, name), whose routes live in its namespace."""
+        """What answers one rule of a route of ``gateway`` (namespace, name), whose routes live in its namespace: its
+        backendRefs of the first priority (a fallback's are ``fallback.describe``'s)."""
         steps, route_ns = [], gateway[0]
-        for ref in rule.get("backendRefs") or []:
+        refs = rule.get("backendRefs") or []
+        first = min((fallback.priority(r) for r in refs), default=0)
+        for ref in (r for r in refs if fallback.priority(r) == first):
             name = ref.get("name")
             where = f"AIGatewayRoute rule {MODEL_HEADER}={rule_model(rule)}"
             if (ref.get("group"), ref.get("kind")) == (inference_pool.GROUP, "InferencePool"):
@@ -232,12 +236,20 @@ class _Walk:
                         "scrape a port the pods declare",
                     )
 
+    @cached_property
+    def pod_ports(self) -> dict[str, list[tuple[dict, set[str]]]]:
+        """Namespace -> (labels, named ports) of each pod template there: read once, not once per PodMonitor."""
+        found: dict[str, list[tuple[dict, set[str]]]] = {}
+        for obj, template in self.model.pods():
+            names = {p.get("name") for _, c in template.containers() for p in c.get("ports") or [] if p.get("name")}
+            found.setdefault(obj.namespace, []).append(((template.metadata or {}).get("labels") or {}, names))
+        return found
+
     def ports(self, namespace: str, labels: dict, gateways: dict[str, bool]) -> set[str]:
         found: set[str] = set()
-        for obj, template in self.model.pods():
-            pod_labels = (template.metadata or {}).get("labels") or {}
-            if obj.namespace == namespace and all(pod_labels.get(k) == v for k, v in labels.items()):
-                found |= {p.get("name") for _, c in template.containers() for p in c.get("ports") or [] if p.get("name")}
+        for pod_labels, names in self.pod_ports.get(namespace, []):
+            if all(pod_labels.get(k) == v for k, v in labels.items()):
+                found |= names
         gateway = labels.get(PROXY_LABEL)
         if namespace == PROXY_NAMESPACE and gateway in gateways:
             found |= {"metrics"} | ({"aigw-admin"} if gateways[gateway] else set())
@@ -270,11 +282,14 @@ def walk(model: DeployModel, upstream: Path | None) -> tuple[list[GatewayPaths],
         denied = w.auth(gw)
         budget = w.budget(gw)
         result.rows += [("no credential", denied), ("a wrong credential", denied)]
-        by_model = _routed_models(w, (ns, name), routes)
+        by_model, fallbacks = _routed_models(w, (ns, name), routes)
         for model_name, backend in sorted(by_model.items()):
             result.rows.append(
                 (f"model={model_name}", f"router passes it on; route {MODEL_HEADER}={model_name} -> {backend}; budget: {budget}")
             )
+            if model_name in fallbacks:
+                row = f"{fallbacks[model_name]}; budget: {budget}"
+                result.rows.append((f"model={model_name}, no ready {model_name} pod (rollout, scale from zero, lost node)", row))
         for config in w.router_configs:
             result.rows += _router_rows(w, config, result.auto_models[0], by_model)
         result.rows.append(("any other model", "404 from AI Gateway (route-not-found)"))
@@ -290,15 +305,23 @@ def walk(model: DeployModel, upstream: Path | None) -> tuple[list[GatewayPaths],
     return paths, w.findings
 
 
-def _routed_models(w: _Walk, gateway: tuple[str, str], routes: list[dict]) -> dict[str, str]:
-    """The backend of each model the routes match on; a warning for each rule without a request timeout."""
-    by_model, ns = {}, gateway[0]
+def _routed_models(w: _Walk, gateway: tuple[str, str], routes: list[dict]) -> tuple[dict[str, str], dict[str, str]]:
+    """The backend of each model the routes match on, and who answers when it cannot (a rule with a fallback); a
+    warning for each rule without a request timeout, and the fallbacks' own findings (``fallback.check``)."""
+    by_model, fallbacks, ns = {}, {}, gateway[0]
+    budget = any(
+        targets(p, "Gateway", gateway[1]) and (p.get("spec") or {}).get("rateLimit")
+        for p in w.of_kind("BackendTrafficPolicy", ns)
+    )
     for route in routes:
+        w.findings.extend(fallback.check(w, ns, route, budget))
         for rule in (route.get("spec") or {}).get("rules") or []:
             model_name = rule_model(rule)
             if not model_name:
                 continue
             by_model[model_name] = w.backend(gateway, rule)
+            if fallback.prioritised(rule):
+                fallbacks[model_name] = fallback.describe(w, ns, route["metadata"]["name"], rule, model_name)
             if not (rule.get("timeouts") or {}).get("request"):
                 w.findings.append(
                     Finding(
@@ -309,7 +332,7 @@ def _routed_models(w: _Walk, gateway: tuple[str, str], routes: list[dict]) -> di
                         "set timeouts.request",
                     )
                 )
-    return by_model
+    return by_model, fallbacks
 
 
 def _router_rows(w: _Walk, config: dict, auto: str, by_model: dict[str, str]) -> list[tuple[str, str]]:

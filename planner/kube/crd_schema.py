@@ -33,9 +33,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from aks_gpu_inference.planner.kube.crd_cel import OLD_SELF, CelEngine
 from aks_gpu_inference.planner.kube.crd_files import CRD, CRDIndex, parse_crd
 from aks_gpu_inference.planner.kube.crd_metadata import OBJECT_META_FIELDS, meta_problems
+from aks_gpu_inference.planner.kube.crd_rules import RuleChecks
 from aks_gpu_inference.planner.kube.json_values import TYPE_CHECKS, child, is_int, is_number, json_equal, json_type, show
 from aks_gpu_inference.planner.kube.schema_keywords import (
     compiled_pattern,
@@ -79,7 +79,7 @@ def validate(obj: Mapping[str, Any], crd: CRD | Mapping[str, Any]) -> Validation
     return _Run(crd).run(obj)
 
 
-class _Run:
+class _Run(RuleChecks):
     def __init__(self, crd: CRD):
         self.crd = crd
         self.result = ValidationResult()
@@ -318,61 +318,6 @@ class _Run:
                 self.error(path, f"matches {matched} of the oneOf schemas, must match exactly one")
         if isinstance(s.get("not"), Mapping) and not self.collect(value, s["not"], path):
             self.error(path, "must not match the schema under 'not'")
-
-    # -- CEL rules --
-
-    def check_rules(self, value: Any, s: Mapping[str, Any], path: str, rules: list, top: bool) -> None:
-        cel = CelEngine.get()
-        activation = None
-        for spec in rules:
-            rule = spec.get("rule") if isinstance(spec, Mapping) else None
-            if not isinstance(rule, str):
-                continue
-            short = _short(rule)
-            if OLD_SELF.search(rule):
-                if spec.get("optionalOldSelf"):
-                    self.note(path, f"CEL transition rule with optionalOldSelf not checked: {short}")
-                continue  # a transition rule: not evaluated on create
-            program, why = cel.program(rule)
-            if program is None:
-                self.note(path, f"CEL rule not checked ({why}): {short}")
-                continue
-            if activation is None:
-                activation = {"self": cel.to_cel(value, s, top=top)}
-            self.judge_rule(program, spec, path, activation)
-
-    def judge_rule(self, program: Any, spec: Mapping[str, Any], path: str, activation: dict[str, Any]) -> None:
-        """Run one compiled rule and report its failure, or why it could not be judged."""
-        cel, short = CelEngine.get(), _short(spec["rule"])
-        outcome, detail = cel.evaluate(program, activation)
-        if outcome == "unsupported":
-            self.note(path, f"CEL rule not checked ({detail}): {short}")
-        elif outcome == "error":
-            self.error(path, f"CEL rule could not be evaluated ({detail}; the API server rejects this too): {short}")
-        elif not isinstance(detail, (bool, cel.ct.BoolType)):
-            self.note(path, f"CEL rule not checked (evaluates to {type(detail).__name__}, not bool): {short}")
-        elif not detail:
-            where = path
-            if isinstance(spec.get("fieldPath"), str) and spec["fieldPath"]:
-                where = (path + spec["fieldPath"]).lstrip(".")
-            self.error(where, f"{self.rule_message(spec, activation)} (CEL rule: {short})")
-
-    def rule_message(self, spec: Mapping[str, Any], activation: dict[str, Any]) -> str:
-        expression = spec.get("messageExpression")
-        if isinstance(expression, str):
-            cel = CelEngine.get()
-            program, _ = cel.program(expression)
-            if program is not None:
-                outcome, detail = cel.evaluate(program, activation)
-                if outcome == "value" and isinstance(detail, str) and detail.strip():
-                    return str(detail)
-        message = spec.get("message")
-        return message if isinstance(message, str) and message else "failed rule"
-
-
-def _short(rule: str) -> str:
-    """A rule as a message quotes it: at most 160 characters."""
-    return rule if len(rule) <= 160 else rule[:157] + "..."
 
 
 def validate_object(index: CRDIndex, obj: Mapping[str, Any]) -> ValidationResult | None:

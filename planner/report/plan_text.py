@@ -15,14 +15,15 @@ if TYPE_CHECKING:
 def plan_text(plan: Plan) -> str:
     """What ``aks-gpu plan`` prints before the line naming the files it wrote."""
     run, stack = plan.run, plan.stack
+    location = stack.config.get(f"{stack.project}:location")
     parts = [
         f"Plan of stack '{stack.stack}' ({stack.path.name}) — offline, not a diff against live state\n\n",
         "".join(f"warning: {w}\n" for w in stack.warnings) + ("\n" if stack.warnings else ""),
         sections.resources_by_type(run) + "\n\n",
         "GPU pools\n" + sections.gpu_pools(run, sections.advertised(plan.model, plan.claims)) + "\n\n",
-        "Monthly cost estimate\n" + sections.cost_estimate(run) + "\n",
+        "Monthly cost estimate\n" + sections.cost_estimate(run, location) + "\n",
         f"  note: {plan.platform_pool}\n\n" if plan.platform_pool else "\n",
-        quota.text(run, stack.stack, stack.config.get(f"{stack.project}:location")) + "\n\n",
+        quota.text(run, stack.stack, location) + "\n\n",
         training.text(run),
         sections.model_fits(run) + sections.gateway_routes(run),
         sections.claim_satisfiability(plan.claims),

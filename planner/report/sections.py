@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from aks_gpu_inference.components.core import catalog
 from aks_gpu_inference.planner.azure.pools import agent_pool
-from aks_gpu_inference.planner.azure.quota import kaito_nodes
+from aks_gpu_inference.planner.azure.quota import kaito_nodes, region_of
 from aks_gpu_inference.planner.charts.model import CONFIG_FILE
 from aks_gpu_inference.planner.engine.program import ProgramRun
 from aks_gpu_inference.planner.engine.values import plain
@@ -26,21 +26,20 @@ class PoolLine:
     spot_max_price: float | None = None
     """``spotMaxPrice``: -1 (or None) pays up to the on-demand price."""
 
-    @property
-    def spot_ceiling(self) -> float | None:
-        """The most a Spot node costs per hour: its max price, else the on-demand price."""
+    def spot_ceiling(self, region: str) -> float | None:
+        """The most a Spot node costs per hour in ``region``: its max price, else the on-demand price."""
         if self.spot_max_price is not None and self.spot_max_price > 0:
             return self.spot_max_price
-        return catalog.vm_price(self.vm_size)
+        return catalog.vm_price(self.vm_size, region)
 
     @property
     def sku(self) -> catalog.GpuSku | None:
         return catalog.skus().get(self.vm_size)
 
-    @property
-    def hourly(self) -> float | None:
-        """On-demand list price of one node (Spot prices are not in the catalog)."""
-        return None if self.spot else catalog.vm_price(self.vm_size)
+    def hourly(self, region: str) -> float | None:
+        """On-demand list price of one node in ``region``; for a Spot pool its ceiling (Spot prices are not in the
+        snapshot)."""
+        return self.spot_ceiling(region) if self.spot else catalog.vm_price(self.vm_size, region)
 
 
 def pool_lines(run: ProgramRun) -> list[PoolLine]:
@@ -156,17 +155,25 @@ class CostEstimate:
     notes: list[str]
 
 
-def cost_rows(run: ProgramRun) -> CostEstimate:
-    """Monthly list-price estimate: nodes x hourly price x 730 h, plus the control-plane fee. A Spot pool costs at
-    most its ceiling (``spotMaxPrice``, or the on-demand price when that is -1 or unset): the range's upper end
-    includes it, the lower end does not (the market price is unknown offline)."""
+def price_region(run: ProgramRun, location: str | None = None) -> tuple[str, bool]:
+    """The region the stack's nodes are priced in: the managed cluster's, else ``location`` (the stack's), else the
+    catalog's reference region; and whether it is the stack's own."""
+    region = region_of(run.resources, location)
+    return (region, True) if region else (catalog.REFERENCE_REGION, False)
+
+
+def cost_rows(run: ProgramRun, location: str | None = None) -> CostEstimate:
+    """Monthly list-price estimate in the stack's region (``price_region``): nodes x hourly price x 730 h, plus the
+    control-plane fee. A Spot pool costs at most its ceiling (``spotMaxPrice``, or the on-demand price when that is -1
+    or unset): the range's upper end includes it, the lower end does not (the market price is unknown offline)."""
+    region, own = price_region(run, location)
     rows, low_total, high_total, unpriced, spot = [], 0.0, 0.0, [], []
     for line in pool_lines(run):
-        hourly = line.spot_ceiling if line.spot else line.hourly
+        hourly = line.hourly(region)
         if hourly is None:
             sku = catalog.skus().get(line.vm_size)
-            why = f": {sku.price_note}" if sku is not None and sku.price_note else ""
-            unpriced.append(f"{line.pool} ({line.vm_size}{why})")
+            why = sku.price_note if sku is not None and sku.price_note else catalog.no_price(line.vm_size, region)
+            unpriced.append(f"{line.pool} ({line.vm_size}: {why})")
             rows.append(CostRow(line.pool, line.vm_size, _nodes(line), None, None, None, line.spot))
             continue
         low, high = line.nodes_min * hourly * catalog.HOURS_PER_MONTH, line.nodes_max * hourly * catalog.HOURS_PER_MONTH
@@ -182,10 +189,11 @@ def cost_rows(run: ProgramRun) -> CostEstimate:
             fee = hourly * catalog.HOURS_PER_MONTH
             low_total, high_total = low_total + fee, high_total + fee
             rows.append(CostRow(f"control plane ({tier})", "-", "-", hourly, fee, fee))
-    prices = catalog.price_snapshot()
+    prices = catalog.price_snapshot(region)
+    where = f"region {region}" if own else f"region {region}, the catalog's reference: the stack names no region"
     notes = [
         "List-price estimate: pay-as-you-go Linux, 730 h/month, before discounts, disks, egress and support.",
-        f"VM prices: {prices['source']} (the Azure Retail Prices API, region {prices['region']}, as of {prices['date']}).",
+        f"VM prices: {prices['source']} (the Azure Retail Prices API, {where}, as of {prices['date']}).",
         f"Control plane: {catalog.control_plane_source()}.",
     ]
     if spot:
@@ -194,13 +202,13 @@ def cost_rows(run: ProgramRun) -> CostEstimate:
             "the market price is not known offline, so the total's lower end leaves it out."
         )
     if unpriced:
-        notes.append(f"Not in the total (no list price in the catalog's {prices['region']} snapshot): {', '.join(unpriced)}.")
+        notes.append(f"Not in the total: {'; '.join(unpriced)}.")
     return CostEstimate(rows, low_total, high_total, notes)
 
 
-def cost_estimate(run: ProgramRun) -> str:
+def cost_estimate(run: ProgramRun, location: str | None = None) -> str:
     """The cost section: ``cost_rows`` as a table with its notes."""
-    estimate = cost_rows(run)
+    estimate = cost_rows(run, location)
     rows = [
         [
             row.item,

@@ -11,8 +11,8 @@ headline verdict first), both from ``build(plan)``. ``picture`` draws ``plan.htm
 - ``pools``: every node pool and the nodes KAITO provisions (``provisioned_by``): size, node range, priority,
   ``gpu`` (null for a CPU pool), list price, ``workloads``.
 - ``workloads``: every pod template and the pools it fits (``deploy.scheduling``), GPUs or DRA claims it asks for.
-- ``cost``: the monthly list-price estimate as the printed table has it (``sections.cost_rows``): ``rows``,
-  ``total`` (``usd_per_month_min``/``max``), ``notes`` (price sources, what is not in the total).
+- ``cost``: the monthly list-price estimate as the printed table has it (``sections.cost_rows``): ``region`` (whose
+  list prices), ``rows``, ``total`` (``usd_per_month_min``/``max``), ``notes`` (price sources, what is not in the total).
 - ``training_cost``: the stack's training run cost (null without one).
 - ``quota``: ``region``, the usages ``rows`` (vCPUs at maximum node counts), ``preview_features``, ``note``,
   ``limits_checked_by`` (the command that reads the subscription's limits).
@@ -58,7 +58,7 @@ def build(plan: Plan) -> dict[str, Any]:
     topo = topology.build(plan.model, plan.upstream, run.outputs)
     names = {r.urn: f"{r.type.rsplit(':', 1)[-1]} {r.name}" for r in run.resources}
     chains = {g["gateway"]: g for g in plan.gateway["gateways"]}
-    cost = _cost(run)
+    cost = _cost(run, stack.config.get(f"{stack.project}:location"))
     return {
         "schema_version": SCHEMA_VERSION,
         "stack": stack.stack,
@@ -150,10 +150,11 @@ def _resources(run) -> dict[str, Any]:
     }
 
 
-def _cost(run) -> dict[str, Any]:
-    """The cost table's rows and total (``sections.cost_rows``, which the printed table shows)."""
-    estimate = sections.cost_rows(run)
+def _cost(run, location: str | None) -> dict[str, Any]:
+    """The cost table's rows and total (``sections.cost_rows``, which the printed table shows), in the stack's region."""
+    estimate = sections.cost_rows(run, location)
     return {
+        "region": sections.price_region(run, location)[0],
         "rows": [
             {
                 "item": row.item,

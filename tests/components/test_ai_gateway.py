@@ -20,8 +20,8 @@ from aks_gpu_inference.components.gateway.ai_gateway_args import (
     AiGatewayArgs,
     GatewayBackend,
     GatewayRef,
-    gateway_problems,
 )
+from aks_gpu_inference.components.gateway.ai_gateway_checks import gateway_problems
 from aks_gpu_inference.components.gateway.ai_gateway_controllers import (
     AIGW_CHART,
     AIGW_CRDS_CHART,

@@ -12,6 +12,7 @@ import pytest
 from aks_gpu_inference.components._base import ComponentInputError
 from aks_gpu_inference.components.azure.grafana import DASHBOARD_PATH
 from aks_gpu_inference.components.azure.workload_identity import BUILT_IN_ROLES
+from aks_gpu_inference.components.core import catalog
 from aks_gpu_inference.components.core.errors import ConfigError
 from aks_gpu_inference.components.gateway import router_config, router_render
 from aks_gpu_inference.components.gateway.semantic_router_gateway import SemanticRouterGateway
@@ -372,8 +373,9 @@ def gateway_args(**changes) -> SemanticRouterGatewayArgs:
     return SemanticRouterGatewayArgs.model_validate({**stack_config("dev")[f"{PROJECT}:gateway"], **changes})
 
 
-def fake_vllm(served: str, price: float | None = 3.67) -> SimpleNamespace:
-    sku = SimpleNamespace(name="Standard_NC24ads_A100_v4", price_usd_per_hour=price, gpus=1)
+def fake_vllm(served: str, vm_size: str = "Standard_NC24ads_A100_v4") -> SimpleNamespace:
+    """A VllmService on a size; Standard_ND96isr_H200_v5 has no list price in eastus."""
+    sku = SimpleNamespace(name=vm_size, gpus=catalog.get_sku(vm_size).gpus)
     return SimpleNamespace(
         service_name="llama-8b",
         namespace="gpu-inference",
@@ -386,11 +388,11 @@ def fake_vllm(served: str, price: float | None = 3.67) -> SimpleNamespace:
 
 def test_every_gateway_problem_is_reported_at_once():
     """Before: the first problem stopped the check, so each fix revealed the next."""
-    models = {"llama-8b": fake_vllm("Llama 8B", price=None)}
+    models = {"llama-8b": fake_vllm("Llama 8B", "Standard_ND96isr_H200_v5")}
     problems = semantic_router_gateway_problems(gateway_args(), models, GatewaySecrets(), SharedServices())
     assert [p.field for p in problems] == ["models", "models", "secrets.vllm_api_key", "router_models_volume", "grafana"]
     assert "routed model names are lower-case letters" in str(problems[0])
-    assert "has no list price in the catalog" in str(problems[1])
+    assert "no price known for Standard_ND96isr_H200_v5 in eastus" in str(problems[1])
     assert "the router needs its classifier models without internet access" in str(problems[3])
     assert str(problems[4]) == "grafana='set': needs the stack's managed Prometheus workspace"
     nothing = semantic_router_gateway_problems(
@@ -409,8 +411,12 @@ def test_the_router_is_configured_from_the_gateways_models_and_prices():
         ("llama-8b", "self-hosted", "llama-8b.gpu-inference.svc.cluster.local:8000"),
         ("gpt-5.5", "azure-openai", "aks-gpu-dev-openai.openai.azure.com:443"),
     ]
-    # 3.67 USD an hour over 1500 tokens a second.
-    assert config.models[0].prompt_usd_per_million == round(3.67 / (1500 * 3600) * 1_000_000, 4)
+    # eastus's 3.673 USD an hour over 1500 tokens a second; westeurope's 4.775 there.
+    assert config.models[0].prompt_usd_per_million == round(3.673 / (1500 * 3600) * 1_000_000, 4)
+    there = router_config_args(
+        "gateway", gateway_args(), {"llama-8b": fake_vllm("llama-8b")}, SharedServices(), region="westeurope"
+    )
+    assert there.models[0].prompt_usd_per_million == round(4.775 / (1500 * 3600) * 1_000_000, 4)
     assert config.default_model == "llama-8b"
     assert config.tracing_endpoint == "otel-collector.ai-gateway.svc.cluster.local:4317"
     assert [b.name for b in frontier_backends(gateway_args())] == ["aoai-gpt-5-5"]

@@ -54,3 +54,26 @@ def test_a_single_replica_on_a_full_pool_is_down_for_its_load_on_every_rollout()
     found = capacity_findings(stack_config("llmd"))
     assert [level for level, _, _ in found] == ["warning", "warning"]
     assert all("a rollout takes all 1 replica(s) down at once" in m and "up to 15 minutes" in m for _, _, m in found)
+
+
+def test_a_surge_the_autoscaler_must_add_a_node_for_names_its_quota():
+    rollouts = dict(capacity.rollouts(model_of(stack_config("dev"))))
+    llama = rollouts["Deployment gpu-inference/llama-8b"]
+    assert "no downtime" in llama
+    assert (
+        "the autoscaler adds 1 Standard_NC24ads_A100_v4 node(s) in pool a100: 24 vCPUs of StandardNCADSA100v4Family quota in eastus"
+        in llama
+    )
+    fixed = dict(capacity.rollouts(model_of(stack_config("prod"))))["Deployment llm-d-infra/llama-70b"]
+    assert "autoscaler" not in fixed, "prod's second node exists already: no node, no new quota"
+
+
+def test_a_prefill_decode_model_is_not_told_to_fall_back():
+    found = deploy.run(model_of(stack_config("llmd")), AS_OF, upstream_dir())
+    fixes = [f.fix for f in found if f.check == "capacity"]
+    assert fixes and all("not a fallback" in fix and "models[].fallback" not in fix for fix in fixes)
+    dev_single = stack_config("dev")
+    dev_single["aks-gpu-inference:gpu_pools"][0].update(min_count=1, max_count=1)
+    dev_single["aks-gpu-inference:models"][0].pop("autoscaling")
+    (single,) = [f for f in deploy.run(model_of(dev_single), AS_OF, upstream_dir()) if f.check == "capacity"]
+    assert "models[].fallback" in single.fix

@@ -64,7 +64,7 @@ def test_kaito_nodes_are_costed_and_counted_in_their_family():
 def test_system_and_platform_pools_are_in_the_total():
     """Before: train printed "total $73.00" beside four H100 nodes and two system nodes."""
     rows = {r.item: r for r in sections.cost_rows(planned_stack("train")).rows}
-    assert rows["system"].hourly == catalog.vm_price("Standard_D4ds_v5") == 0.226
+    assert rows["system"].hourly == catalog.vm_price("Standard_D4ds_v5", "eastus") == 0.226
     assert rows["platform"].monthly_low == pytest.approx(0.226 * HOURS) and rows["platform"].monthly_high == pytest.approx(
         3 * 0.226 * HOURS
     )
@@ -73,7 +73,7 @@ def test_system_and_platform_pools_are_in_the_total():
 def test_a_spot_pool_counts_at_most_its_ceiling():
     estimate = sections.cost_rows(planned_stack("train"))
     (spot,) = [r for r in estimate.rows if r.spot]
-    assert spot.hourly == catalog.vm_price("Standard_ND96isr_H100_v5"), "spotMaxPrice -1: up to the on-demand price"
+    assert spot.hourly == catalog.vm_price("Standard_ND96isr_H100_v5", "eastus"), "spotMaxPrice -1: up to the on-demand price"
     assert (spot.monthly_low, spot.monthly_high) == (0.0, pytest.approx(4 * 98.32 * HOURS))
     assert any(note.startswith("Spot (h100spot): at most the ceiling") for note in estimate.notes)
     assert "Spot <= $98.320" in sections.cost_estimate(planned_stack("train"))
@@ -92,7 +92,9 @@ def test_every_catalog_gpu_size_has_microsofts_list_price_or_says_none():
     prices = catalog.price_snapshot()
     assert prices["region"] == "eastus" and "zz_generated.pricing.go" in prices["source"]
     # Azure prices NC A100 v4 linearly per GPU; the third-party snapshot used before did not.
-    assert catalog.get_sku("Standard_NC48ads_A100_v4").price_usd_per_hour == 2 * catalog.vm_price("Standard_NC24ads_A100_v4")
+    assert catalog.get_sku("Standard_NC48ads_A100_v4").price_usd_per_hour == 2 * catalog.vm_price(
+        "Standard_NC24ads_A100_v4", "eastus"
+    )
 
 
 def test_a_size_without_a_list_price_is_left_out_of_the_total_saying_why():

@@ -5,6 +5,7 @@ not registered; and the plan's own quota table, from the resources the stack reg
 from __future__ import annotations
 
 import argparse
+from urllib.parse import parse_qs, urlparse
 
 import pytest
 
@@ -21,7 +22,7 @@ ALL_GOOD = ("usages_enough", "skus", "kubernetes_versions")
 def run_preflight(stack: str, *files: str, capsys) -> tuple[int, str]:
     """Exit code and output (stdout, then stderr) of the command on recorded responses."""
     replay, _ = transport(*files)
-    args = argparse.Namespace(stack=stack, subscription=SUBSCRIPTION, project_dir=str(REPO))
+    args = argparse.Namespace(stack=stack, subscription=SUBSCRIPTION, project_dir=str(REPO), alternatives=False)
     code = preflight_cmd.run(args, credential=FakeCredential(), transport=replay)
     captured = capsys.readouterr()
     return code, captured.out + captured.err
@@ -185,3 +186,49 @@ def test_a_gb300_stack_asks_for_its_family_quota_and_the_size_in_the_region():
     )
     assert all(v.ok for v in preflight.quota_verdicts(asks, enough) if family in v.item)
     assert [v.ok for v in preflight.size_verdicts(asks, enough) if gb300 in v.item] == [True]
+
+
+def run_alternatives(capsys, eastus: str, **elsewhere: str) -> tuple[int, str, list]:
+    """preflight dev --alternatives: eastus answers from ``eastus`` (a usages file), other regions from theirs."""
+    regions = {r: (usages, f"skus_gpu_{r}") for r, usages in elsewhere.items()}
+    replay, adapter = transport(eastus, "skus_gpu_eastus", "kubernetes_versions", elsewhere=regions)
+    args = argparse.Namespace(stack="dev", subscription=SUBSCRIPTION, project_dir=str(REPO), alternatives=True)
+    code = preflight_cmd.run(args, credential=FakeCredential(), transport=replay)
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err, adapter.seen
+
+
+FIVE = {
+    "eastus2": "usages_gpu_room",
+    "northcentralus": "usages_gpu_room",
+    "westus2": "usages_gpu_room",
+    "westus3": "usages_gpu_none",
+}
+
+
+def test_alternatives_show_where_there_is_quota_when_the_region_has_none(capsys):
+    code, out, seen = run_alternatives(capsys, "usages_gpu_none", **FIVE)
+    assert code == preflight_cmd.EXIT_SHORTFALL, "the stack's own shortfall decides the exit code, not the advice"
+    lines = {line.split("  ")[1].strip(): line for line in out.splitlines() if line.startswith("llama-8b  ")}
+    current = lines["Standard_NC24ads_A100_v4 eastus regular tp 1, 2 node(s) (current)"]
+    assert "NO ROOM" in current and "StandardNCADSA100v4Family: 48 needed, 0 free of 0" in current
+    assert "room " in lines["Standard_NC64as_T4_v3 eastus2 regular tp 2, 1 node(s)"]
+    assert (
+        "Standard NCASv3_T4 Family: 64 needed, 128 free of 128" in lines["Standard_NC64as_T4_v3 eastus2 regular tp 2, 1 node(s)"]
+    )
+    restricted = lines["Standard_NC64as_T4_v3 northcentralus regular tp 2, 1 node(s)"]
+    assert "NO ROOM" in restricted and "restricted for the subscription (NotAvailableForSubscription)" in restricted
+    assert "lowPriorityCores: 64 needed, 0 free of 0" in lines["Standard_NC64as_T4_v3 eastus spot tp 2, 1 node(s)"]
+    assert "llama-8b: no room where it is; room at Standard_NC64as_T4_v3 eastus2 regular tp 2, 1 node(s)" in out
+    asked = {parse_qs(urlparse(url).query).get("$filter", [""])[0] for _, url in seen if "/skus" in url}
+    assert asked == {f"location eq '{r}'" for r in ("eastus", *FIVE)}, "one location-filtered SKU list per region"
+
+
+def test_alternatives_are_asked_only_when_wanted(capsys):
+    code, out = run_preflight("dev", *ALL_GOOD, capsys=capsys)
+    assert code == 0 and "Quota headroom" not in out
+
+
+def test_an_unrecorded_region_is_an_azure_error_not_a_traceback(capsys):
+    code, out, _ = run_alternatives(capsys, "usages_gpu_none", eastus2="usages_gpu_room")
+    assert code == preflight_cmd.EXIT_AZURE and "could not ask Azure about the alternatives: ResourceNotFoundError" in out

@@ -101,3 +101,22 @@ def test_a_device_class_seen_before_is_judged_without_cel_python(tmp_path):
     verdict.write_text("{not json")
     assert scan().strip() == "['rdma'] True"
     assert scan().strip() == "['rdma'] False"
+
+
+def test_exists_one_short_circuits_each_element_and_an_error_is_a_value():
+    """cel-python 0.5.0 raised on an element without the field, failing the HTTPRoute CRD's unique-rule-name rule for
+    every route that names one rule of several; CEL says: false, true, an error that ``||`` absorbs."""
+    from celpy import celtypes
+
+    from aks_gpu_inference.policies.cel import cel_environment
+
+    env, s = cel_environment(), celtypes.StringType
+    unique = "self.all(l1, !has(l1.name) || self.exists_one(l2, has(l2.name) && l1.name == l2.name))"
+    one_named = celtypes.ListType([celtypes.MapType({s("name"): s("a")}), celtypes.MapType({s("x"): celtypes.IntType(1)})])
+    twice = celtypes.ListType([celtypes.MapType({s("name"): s("a")}), celtypes.MapType({s("name"): s("a")})])
+    program = env.program(env.compile(unique))
+    assert bool(program.evaluate({"self": one_named}))
+    assert not bool(program.evaluate({"self": twice}))
+    assert bool(env.program(env.compile("[1, 2, 3].exists_one(x, x > 2)")).evaluate({}))
+    assert not bool(env.program(env.compile("[1, 2, 3].exists_one(x, x > 1)")).evaluate({}))
+    assert bool(env.program(env.compile("true || [1, 0].exists_one(x, 1 / x > 0)")).evaluate({}))
