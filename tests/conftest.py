@@ -195,7 +195,7 @@ SLOW_MODULES = {
     "tests/planner/test_placeholder_secrets.py",
     "tests/planner/test_cost_and_quota.py",
     "tests/planner/test_plan_summary.py",
-    "tests/components/test_precheck.py",
+    "tests/components/test_component_checks.py",
     "tests/test_docs_examples.py",
     "tests/planner/test_request_path.py",
     "tests/planner/test_crd_schema.py",

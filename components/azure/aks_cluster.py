@@ -50,6 +50,22 @@ def _window(window: MaintenanceWindowArgs) -> dict:
     }
 
 
+def cluster_facts(args: AksClusterArgs, scope: AzureScope, pending: str | None = None) -> ClusterContext:
+    """What the cluster will be, from its args alone: its names, region, Kubernetes version and add-ons. ``AksCluster``
+    takes the same from here; what only Azure knows (the OIDC issuer, the resource ID) is ``pending``."""
+    existing = args.existing
+    return ClusterContext(
+        cluster_name=existing.name if existing else args.name,
+        resource_group_name=existing.resource_group if existing else scope.resource_group_name,
+        location=scope.location,
+        oidc_issuer_url=pending,
+        cluster_id=pending,
+        kubernetes_version=None if existing else args.kubernetes_version,  # an existing cluster's is not read offline
+        kaito_enabled=args.kaito,
+        metrics_addon_enabled=args.managed_prometheus,
+    )
+
+
 def cluster_problems(args: AksClusterArgs, scope: AzureScope | None) -> list[FieldProblem]:
     """Every reason the cluster cannot be built from ``args`` and ``scope`` (the args alone are checked by their model)."""
     if args.existing is None and scope is None:
@@ -111,7 +127,6 @@ class AksCluster(pulumi.ComponentResource):
             self.oidc_issuer_url = found.oidc_issuer_profile.apply(lambda p: p.issuer_url if p else None)
             self.cluster_id = found.id
             self.location = location if location is not None else found.location
-            self.kubernetes_version = None
         else:
             self.managed_cluster = self._create(name, args, location, resource_group_name, child)
             self.cluster_name = self.managed_cluster.name
@@ -119,7 +134,6 @@ class AksCluster(pulumi.ComponentResource):
             self.oidc_issuer_url = self.managed_cluster.oidc_issuer_profile.apply(lambda p: p.issuer_url if p else None)
             self.cluster_id = self.managed_cluster.id
             self.location = location
-            self.kubernetes_version = args.kubernetes_version
             if args.platform_pool:
                 self._platform_pool(name, args.platform_pool, resource_group_name, child)
             for config, window in maintenance_configs(args).items():
@@ -150,8 +164,9 @@ class AksCluster(pulumi.ComponentResource):
             # Objects created through the provider wait for a node that can run platform pods.
             opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=self._platform)),
         )
-        self.kaito_enabled = args.kaito
-        self.metrics_addon_enabled = args.managed_prometheus
+        facts = cluster_facts(args, AzureScope(resource_group_name, location))
+        self.kubernetes_version, self.kaito_enabled = facts.kubernetes_version, facts.kaito_enabled
+        self.metrics_addon_enabled = facts.metrics_addon_enabled
         self.register_outputs(
             {
                 "cluster_name": self.cluster_name,

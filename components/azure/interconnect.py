@@ -27,7 +27,7 @@ owns. So this module
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pulumi
 from pydantic import Field
@@ -41,7 +41,7 @@ from ..core.labels import INTERCONNECT_SUBGROUP_ATTRIBUTE as SUBGROUP_ATTRIBUTE
 
 if TYPE_CHECKING:
     from ..context import ClusterContext
-    from .gpu_node_pool_args import GpuNodePoolArgs
+    from ..core.catalog import GpuSku
 
 __all__ = ["GROUP_ATTRIBUTE", "INTERCONNECT_LABEL", "SUBGROUP_ATTRIBUTE", "InterconnectArgs", "InterconnectPlacement"]
 
@@ -67,7 +67,23 @@ class InterconnectArgs(StrictModel):
     message naming this key."""
 
 
-def interconnect_problems(args: GpuNodePoolArgs) -> list[FieldProblem]:
+class RackPool(Protocol):
+    """What the group reads of its pool (a ``GpuNodePoolArgs``); a protocol, so the pool's args may import this module."""
+
+    interconnect: InterconnectArgs | None
+    vm_size: str
+    count: int
+    max_count: int | None
+    rdma: bool
+    tags: dict[str, str]
+
+    @property
+    def autoscaling(self) -> bool: ...
+    @property
+    def sku(self) -> GpuSku: ...
+
+
+def interconnect_problems(args: RackPool) -> list[FieldProblem]:
     """A group on a size without rack-scale NVLink, or a pool larger than one subgroup (one rack)."""
     if args.interconnect is None:
         return []
@@ -123,7 +139,7 @@ def _first_subgroup(group: str, subgroups: Any) -> str:
     )
 
 
-def create_group(name: str, args: GpuNodePoolArgs, cluster: ClusterContext, parent: pulumi.Resource) -> InterconnectPlacement:
+def create_group(name: str, args: RackPool, cluster: ClusterContext, parent: pulumi.Resource) -> InterconnectPlacement:
     """The InterconnectGroup of the pool (InfiniBand scope, one subgroup profile: the pool's size, a rack of VMs) and
     the placement its NIC claims select."""
     from pulumi_azure_native import network

@@ -4,6 +4,7 @@ only (no account keys, no public access), or a handle on an existing account's c
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Literal
 
 import pulumi
@@ -78,6 +79,18 @@ class ModelStoreArgs(StrictModel):
                 "with a letter or digit, without consecutive hyphens (e.g. 'models')"
             )
         return value
+
+
+@dataclass(frozen=True)
+class StoreFacts:
+    """The store's names, from its args alone: what a checkpoint path or a training check reads."""
+
+    account_name: str
+    container_name: str
+
+
+def store_facts(args: ModelStoreArgs) -> StoreFacts:
+    return StoreFacts(args.account_name, args.container)
 
 
 def store_problems(args: ModelStoreArgs, scope: AzureScope) -> list[FieldProblem]:
@@ -172,8 +185,8 @@ class ModelStore(pulumi.ComponentResource):
             )
             self.blob_endpoint = found.primary_endpoints.apply(lambda endpoints: endpoints.blob if endpoints else None)
 
-        self.account_name = args.account_name
-        self.container_name = args.container
+        facts = store_facts(args)
+        self.account_name, self.container_name = facts.account_name, facts.container_name
         self.container_scope = self.account_id.apply(
             lambda account_id: f"{account_id}/blobServices/default/containers/{args.container}"
         )

@@ -196,7 +196,7 @@ def no_price(vm_size: str, region: str) -> str:
     if not price_known(vm_size):
         return f"no price known for {vm_size} (components/core/vm_prices.json keeps the catalog's and the stacks' sizes)"
     if region not in _vm_prices()["usd_per_hour"]:
-        return f"no price known in {region}: the Retail Prices snapshot has no map for that region"
+        return f"no price known for {vm_size} in {region}: the Retail Prices snapshot has no map for that region"
     return (
         f"no price known for {vm_size} in {region}: the Retail Prices snapshot of {_vm_prices()['date']} does not sell it there"
     )

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from ..serving.dynamo_inference import DynamoInference
     from ..serving.kaito_workspace import KaitoWorkspace
-    from ..serving.vllm_service import VllmService
+    from ..serving.service_facts import ServedModel
 
 AZURE_API_VERSION = pins.azure_api_version("azure-openai-inference")
 """Azure OpenAI ``api-version`` used when a backend gives none."""
@@ -106,7 +106,7 @@ class GatewayBackend:
 
     @classmethod
     def from_vllm(
-        cls, service: VllmService, namespace: str, model: str, api_key: pulumi.Input[str], name: str | None = None
+        cls, service: ServedModel, namespace: str, model: str, api_key: pulumi.Input[str], name: str | None = None
     ) -> GatewayBackend:
         """A backend for a ``VllmService`` in ``namespace`` serving ``model`` (its served model name): its
         InferencePool when it serves prefill/decode (the routing sidecar must see every call), else its Service."""

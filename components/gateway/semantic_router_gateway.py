@@ -43,7 +43,7 @@ from .token_refresher import EntraTokenRefresher, EntraTokenRefresherArgs
 from .tracing import COLLECTOR_IMAGE, OTLP_PORT, TraceCollector, TraceCollectorArgs
 
 if TYPE_CHECKING:
-    from ..serving import VllmService
+    from ..serving.service_facts import ServedModel
 
 REFRESHER = "aoai-token"
 """In-cluster name of the Entra token refresher (its service account in the gateway's namespace)."""
@@ -65,7 +65,7 @@ class SemanticRouterGateway(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
         *,
         cluster: ClusterContext,
-        models: Mapping[str, VllmService],
+        models: Mapping[str, ServedModel],
         secrets: GatewaySecrets,
         shared: SharedServices | None = None,
     ):

@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     import pulumi
 
     from ..azure import ManagedPrometheus, ModelStore
-    from ..serving import DynamoInference, KaitoWorkspace, VllmService
+    from ..serving import DynamoInference, KaitoWorkspace
+    from ..serving.service_facts import ServedModel
 
 TRACE_COLLECTOR = "otel-collector"
 """In-cluster name of the trace collector (its Service in the gateway's namespace)."""
@@ -98,7 +99,7 @@ class SharedServices:
 
 def semantic_router_gateway_problems(
     args: SemanticRouterGatewayArgs,
-    models: Mapping[str, VllmService],
+    models: Mapping[str, ServedModel],
     secrets: GatewaySecrets,
     shared: SharedServices,
     *,
@@ -128,7 +129,7 @@ def semantic_router_gateway_problems(
     return problems
 
 
-def _served_name_problems(models: Mapping[str, VllmService]) -> list[FieldProblem]:
+def _served_name_problems(models: Mapping[str, ServedModel]) -> list[FieldProblem]:
     return [
         FieldProblem(
             "models",
@@ -141,7 +142,7 @@ def _served_name_problems(models: Mapping[str, VllmService]) -> list[FieldProble
     ]
 
 
-def _price_problems(models: Mapping[str, VllmService], shared: SharedServices, region: str) -> list[FieldProblem]:
+def _price_problems(models: Mapping[str, ServedModel], shared: SharedServices, region: str) -> list[FieldProblem]:
     sizes = [("models", service.service_name, service.pool_sku.name) for service in models.values()]
     sizes += [("kaito", workspace.service_name, workspace.instance_type) for workspace in shared.kaito.values()]
     sizes += [("dynamo", inference.service_name, inference.pool_sku.name) for inference in shared.dynamo.values()]
@@ -170,7 +171,7 @@ def _self_hosted(model: str, endpoint: str, usd_per_hour: float, tokens_per_seco
 
 def router_models(
     args: SemanticRouterGatewayArgs,
-    models: Mapping[str, VllmService],
+    models: Mapping[str, ServedModel],
     shared: SharedServices,
     *,
     region: str = catalog.REFERENCE_REGION,
@@ -211,7 +212,7 @@ def router_models(
 def router_config_args(
     name: str,
     args: SemanticRouterGatewayArgs,
-    models: Mapping[str, VllmService],
+    models: Mapping[str, ServedModel],
     shared: SharedServices,
     *,
     region: str = catalog.REFERENCE_REGION,
@@ -250,7 +251,7 @@ def frontier_backends(args: SemanticRouterGatewayArgs) -> list[GatewayBackend]:
 
 
 def self_hosted_backends(
-    models: Mapping[str, VllmService], shared: SharedServices, vllm_api_key: pulumi.Input[str] | None
+    models: Mapping[str, ServedModel], shared: SharedServices, vllm_api_key: pulumi.Input[str] | None
 ) -> list[GatewayBackend]:
     """The vLLM services (each with its fallback), then the KAITO workspaces, then the Dynamo frontends, as gateway backends,
     each waiting for the model it serves."""

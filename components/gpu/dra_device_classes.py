@@ -18,16 +18,15 @@ from .._base import PACKAGE, Children, kubernetes_provider, node_agent_namespace
 from ..core import pins
 from ..core.labels import GPU_DEVICE_CLASS as GPU_CLASS
 from ..core.labels import MIG_DEVICE_CLASS as MIG_CLASS
-from ..core.labels import NVIDIA_GPU, is_mig_resource
-from .compute_domain import channel_template, compute_domain
+from ..core.labels import NVIDIA_GPU
+from .compute_domain import compute_domain
 from .dra_device_classes_args import DraDeviceClassesArgs, GpuOperatorArgs, dra_device_classes_problems, driver_root
 from .dra_manifests import (
     GpuClaim,
-    count_claim,
+    dra_claims,
     dra_driver_values,
-    full_node_claim,
+    dra_facts,
     gpu_operator_values,
-    mig_claim,
     mig_profile_cel,
     model_class_cel,
     model_class_name,
@@ -93,15 +92,13 @@ class DraDeviceClasses(pulumi.ComponentResource):
         self.device_classes, self.templates = {}, {}
         after = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=self._drivers(args, pools, child)))
         for pool in (p for p in pools if p.gpu_resource_name == NVIDIA_GPU):
-            self._template(full_node_claim(pool, self._model_class(pool, after)), after)
-        for count in args.gpu_counts:
-            self._template(count_claim(count), after)
-        for pool in (p for p in pools if is_mig_resource(p.gpu_resource_name)):
-            self._template(mig_claim(pool), after)
-        self.channel_templates = {}
-        for pool in sorted((p for p in pools if p.sku.rack_size), key=lambda p: p.pool_name):
+            self._model_class(pool, after)
+        for claim in dra_claims(args.gpu_counts, pools):
+            self._template(claim, after)
+        self.channel_templates = dra_facts(args.namespace, args.gpu_counts, pools).channel_templates
+        for pool_name in self.channel_templates:
             # NVLink across the rack's nodes; its driver creates the channel template the pool's workloads claim.
-            domain = compute_domain(pool.pool_name, self.namespace)
+            domain = compute_domain(pool_name, self.namespace)
             k8s.apiextensions.CustomResource(
                 f"{name}-{domain['metadata']['name']}",
                 api_version=domain["apiVersion"],
@@ -110,7 +107,6 @@ class DraDeviceClasses(pulumi.ComponentResource):
                 spec=domain["spec"],
                 opts=after,
             )
-            self.channel_templates[pool.pool_name] = channel_template(pool.pool_name)
         self.register_outputs(
             {
                 "namespace": self.namespace,

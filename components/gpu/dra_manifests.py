@@ -12,11 +12,13 @@ from ..core.labels import (
     GPU_DEVICE_CLASS,
     MIG_DEVICE_CLASS,
     NVIDIA_DRA_DRIVER,
+    NVIDIA_GPU,
     NVIDIA_GPU_TOLERATION,
     POOL_ANNOTATION,
     is_mig_resource,
     mig_slice,
 )
+from .compute_domain import channel_template
 from .dra_device_classes_args import GpuOperatorArgs
 from .pod_contract import full_node_gpu_template
 from .pools import GpuPool, pool_affinity, pool_tolerations
@@ -89,6 +91,35 @@ def mig_claim(pool: GpuPool) -> GpuClaim:
     profile = mig_slice(pool.gpu_resource_name)
     template = f"{pool.pool_name}-mig-{profile.replace('.', '-')}"
     return GpuClaim(template, MIG_DEVICE_CLASS, 1, pool.pool_name, mig_profile_cel(profile))
+
+
+def dra_claims(gpu_counts: Sequence[int], pools: Sequence[GpuPool]) -> list[GpuClaim]:
+    """The claim templates the DRA section makes: every whole GPU of a node per pool (of its model's class), ``count``
+    whole GPUs of any model per ``gpu_counts``, one MIG slice per MIG pool."""
+    claims = [full_node_claim(p, model_class_name(p.sku.gpu_model)) for p in pools if p.gpu_resource_name == NVIDIA_GPU]
+    claims += [count_claim(count) for count in gpu_counts]
+    return claims + [mig_claim(p) for p in pools if is_mig_resource(p.gpu_resource_name)]
+
+
+@dataclass(frozen=True)
+class DraFacts:
+    """What the DRA section is, from its args and pools alone: its namespace, the claim templates it makes (name -> what
+    each asks for), the counts, and the IMEX channel template of each rack-scale pool. ``DraDeviceClasses`` has the
+    same, and the stack checks other components against these before anything exists."""
+
+    namespace: str
+    templates: dict[str, str]
+    gpu_counts: list[int]
+    channel_templates: dict[str, str]
+
+
+def dra_facts(namespace: str, gpu_counts: Sequence[int], pools: Sequence[GpuPool]) -> DraFacts:
+    return DraFacts(
+        namespace,
+        {claim.template: claim.description for claim in dra_claims(gpu_counts, pools)},
+        list(gpu_counts),
+        {p.pool_name: channel_template(p.pool_name) for p in sorted(pools, key=lambda p: p.pool_name) if p.sku.rack_size},
+    )
 
 
 def dra_tolerations(pools: Sequence[GpuPool]) -> list[dict[str, str]]:

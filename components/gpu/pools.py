@@ -41,6 +41,22 @@ class GpuPool(Protocol):
     """The InterconnectGroup and subgroup a rack-scale pool's NIC claims select, or None."""
 
 
+class NicNetwork(Protocol):
+    """What checks read from an RDMA network: ``RdmaNetwork`` has it, and so do its facts (``network_facts``)."""
+
+    namespace: str
+    nics: dict[str, int]
+    pools: dict[str, GpuPool]
+
+
+class GpuClaimTemplates(Protocol):
+    """What checks read from the DRA GPU claims: ``DraDeviceClasses`` has it, and so do its facts (``dra_facts``)."""
+
+    namespace: str
+    templates: dict[str, str]
+    channel_templates: dict[str, str]
+
+
 def pool_affinity(pool_names: list[str]) -> dict[str, Any]:
     """Node affinity that admits exactly the nodes of the named agent pools."""
     term = {"matchExpressions": [{"key": AGENTPOOL_LABEL, "operator": "In", "values": pool_names}]}

@@ -8,7 +8,7 @@ after a node-image update: Jobs are immutable, so a new run means new Jobs.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -21,7 +21,7 @@ from ..core.images import pin_problem
 from .compute_domain import CHANNEL_CLAIM
 from .gate_jobs import GATE_LABEL, GATES, NVL72_BUSBW_GBPS, NVLINK_GATE, Gate, GatePlan, script_files
 from .pod_contract import RdmaPodSpec, full_node_gpu_template
-from .pools import GpuPool
+from .pools import GpuClaimTemplates, NicNetwork
 
 if TYPE_CHECKING:
     from ..context import ClusterContext
@@ -76,22 +76,6 @@ class QualificationGatesArgs(StrictModel):
         if image is not None and pin_problem(image):
             raise ValueError("pin the image to a version tag or digest, so a gate result means the same thing next time")
         return image
-
-
-class NicNetwork(Protocol):
-    """What the gates read from the RDMA network (``RdmaNetwork`` has it)."""
-
-    namespace: str
-    nics: dict[str, int]
-    pools: dict[str, GpuPool]
-
-
-class GpuClaimTemplates(Protocol):
-    """What the gates read from the DRA GPU claims (``DraDeviceClasses`` has it)."""
-
-    namespace: str
-    templates: dict[str, str]
-    channel_templates: dict[str, str]
 
 
 def rail_rate_problem(min_gbps: float | None, sku: GpuSku | None) -> str | None:

@@ -5,6 +5,7 @@ template per pool, and the namespace RDMA workloads run in."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pulumi
@@ -164,6 +165,21 @@ def nic_claim_spec(vm_size: str, count: int, interconnect: InterconnectPlacement
     return {"spec": {"devices": {"requests": [{"name": "rdma-nics", "exactly": request}]}}}
 
 
+@dataclass(frozen=True)
+class NetworkFacts:
+    """What an RDMA network is, from its args and pools alone: the namespace RDMA work runs in, its pools and how many
+    NICs a node of each has. ``RdmaNetwork`` has the same, and the stack checks other components against these
+    before anything exists."""
+
+    namespace: str
+    pools: dict[str, GpuPool]
+    nics: dict[str, int]
+
+
+def network_facts(args: RdmaNetworkArgs, pools: Sequence[GpuPool]) -> NetworkFacts:
+    return NetworkFacts(args.namespace, {p.pool_name: p for p in pools}, {p.pool_name: p.sku.infiniband_nics for p in pools})
+
+
 class RdmaNetwork(pulumi.ComponentResource):
     """DRANET, the ``dranet.net`` DeviceClass and NIC claim templates for one or more RDMA pools.
 
@@ -199,9 +215,8 @@ class RdmaNetwork(pulumi.ComponentResource):
         super().__init__(f"{PACKAGE}:index:RdmaNetwork", name, None, opts)
         child = Children(self, opts, kubernetes_provider(opts, cluster.provider)).opts()
         self._name = name
-        self.namespace = args.namespace
-        self.pools = {pool.pool_name: pool for pool in pools}
-        self.nics = {pool.pool_name: pool.sku.infiniband_nics for pool in pools}
+        facts = network_facts(args, pools)
+        self.namespace, self.pools, self.nics = facts.namespace, facts.pools, facts.nics
         namespace = k8s.core.v1.Namespace(
             f"{name}-namespace",
             # Baseline forbids IPC_LOCK; ipc-lock-without-privileged keeps privileged pods out.

@@ -17,7 +17,8 @@ Sources and what is not verified: ``dynamo_manifests``' module docstring.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -31,6 +32,37 @@ from .dynamo_args import DynamoInferenceArgs, DynamoPlacement, DynamoSecrets
 
 if TYPE_CHECKING:
     from ..context import ClusterContext
+    from ..core.catalog import GpuSku
+    from ..gpu.pools import GpuPool
+
+
+@dataclass(frozen=True)
+class FrontendFacts:
+    """What a Dynamo graph serves, from its args, pool and namespace alone; ``DynamoInference`` has the same, and the
+    gateway's checks read these before the graph exists."""
+
+    namespace: str
+    service_name: str
+    served_model_name: str
+    pod_labels: dict[str, str]
+    peer_ingress: list[dict[str, Any]]
+    endpoint: str
+    pool_sku: GpuSku
+    worker_nodes: int
+
+
+def frontend_facts(args: DynamoInferenceArgs, pool: GpuPool, namespace: str) -> FrontendFacts:
+    service = manifests.frontend_service(args)
+    return FrontendFacts(
+        namespace=namespace,
+        service_name=service,
+        served_model_name=manifests.served_model_name(args),
+        pod_labels=manifests.pod_labels(args, "frontend"),
+        peer_ingress=runtime.frontend_peer_ingress(args.name),
+        endpoint=f"http://{service}.{namespace}.svc.cluster.local:{manifests.FRONTEND_PORT}/v1",
+        pool_sku=pool.sku,
+        worker_nodes=args.prefill.replicas + args.decode.replicas,
+    )
 
 
 class DynamoInference(pulumi.ComponentResource):
@@ -80,13 +112,8 @@ class DynamoInference(pulumi.ComponentResource):
         super().__init__(f"{PACKAGE}:index:DynamoInference", name, None, opts)
         children = Children(self, opts, kubernetes_provider(opts, cluster.provider))
         pool, network = placement.pool, placement.rdma
-        self.namespace = network.namespace
-        self.service_name = manifests.frontend_service(args)
-        self.served_model_name = manifests.served_model_name(args)
-        self.pod_labels = manifests.pod_labels(args, "frontend")
-        self.peer_ingress = runtime.frontend_peer_ingress(args.name)
-        self.endpoint = f"http://{self.service_name}.{self.namespace}.svc.cluster.local:{manifests.FRONTEND_PORT}/v1"
-        self.pool_sku, self.worker_nodes = pool.sku, args.prefill.replicas + args.decode.replicas
+        for fact in fields(facts := frontend_facts(args, pool, network.namespace)):
+            setattr(self, fact.name, getattr(facts, fact.name))
         self.fit = {role: manifests.worker_fit(args, role, pool.sku.name) for role in ("prefill", "decode")}
         for role, fit in self.fit.items():
             if fit.warning:

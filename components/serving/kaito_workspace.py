@@ -9,6 +9,8 @@ and ``inference`` sit beside ``metadata``, not under ``spec``), ``api/v1beta1/wo
 
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
+
 import pulumi
 from pydantic import Field, field_validator, model_validator
 
@@ -196,6 +198,33 @@ def kaito_workspace_problems(cluster: ClusterContext) -> list[FieldProblem]:
     ]
 
 
+@dataclass(frozen=True)
+class WorkspaceFacts:
+    """What a KAITO workspace serves, from its args alone; ``KaitoWorkspace`` has the same, and the gateway's checks read
+    these before the workspace exists."""
+
+    service_name: str
+    namespace: str
+    served_model_name: str
+    instance_type: str
+    count: int
+    pod_labels: dict[str, str]
+    endpoint: str
+
+
+def workspace_facts(args: KaitoWorkspaceArgs) -> WorkspaceFacts:
+    return WorkspaceFacts(
+        service_name=args.name,
+        namespace=args.namespace,
+        # KAITO runs vLLM with --served-model-name=<preset> (kaito@v0.6.0 pkg/model/interface.go:266-268).
+        served_model_name=args.preset,
+        instance_type=args.instance_type,
+        count=args.count,
+        pod_labels={WORKSPACE_LABEL: args.name},
+        endpoint=f"http://{args.name}.{args.namespace}.svc.cluster.local:{KAITO_SERVICE_PORT}/v1",
+    )
+
+
 class KaitoWorkspace(pulumi.ComponentResource):
     """One KAITO preset model on the AKS AI toolchain operator add-on.
 
@@ -252,12 +281,6 @@ class KaitoWorkspace(pulumi.ComponentResource):
                 delete_before_replace=True,
             ),
         )
-        self.service_name = args.name
-        self.namespace = args.namespace
-        # KAITO runs vLLM with --served-model-name=<preset> (kaito@v0.6.0 pkg/model/interface.go:266-268).
-        self.served_model_name = args.preset
-        self.instance_type = args.instance_type
-        self.count = args.count
-        self.pod_labels = {WORKSPACE_LABEL: args.name}
-        self.endpoint = f"http://{args.name}.{args.namespace}.svc.cluster.local:{KAITO_SERVICE_PORT}/v1"
+        for fact in fields(facts := workspace_facts(args)):
+            setattr(self, fact.name, getattr(facts, fact.name))
         self.register_outputs({"service_name": self.service_name, "endpoint": self.endpoint})

@@ -18,7 +18,7 @@ from .vllm_manifests import dra_template, shm_gib
 from .vllm_service_args import AzureServices, GpuPlacement, VllmSecrets, VllmServiceArgs
 
 if TYPE_CHECKING:
-    from ..azure.gpu_node_pool import GpuNodePool
+    from ..gpu.pools import GpuPool
 
 
 def model_facts_problems(args: VllmServiceArgs) -> list[FieldProblem]:
@@ -61,7 +61,7 @@ def _facts_or_none(args: VllmServiceArgs) -> models.ModelFactsArgs | None:
         return None
 
 
-def gpu_count_problems(args: VllmServiceArgs, pool: GpuNodePool) -> list[FieldProblem]:
+def gpu_count_problems(args: VllmServiceArgs, pool: GpuPool) -> list[FieldProblem]:
     """Tensor parallelism within one node of the pool; a MIG slice serves alone; P/D takes full nodes."""
     gpus = args.tensor_parallel_size
     problems = []
@@ -122,7 +122,7 @@ def picker_problems(args: VllmServiceArgs) -> list[FieldProblem]:
     return [FieldProblem("disaggregation", args.disaggregation.decider, p.message) for p in found if p.level == "blocker"]
 
 
-def host_memory_problems(args: VllmServiceArgs, pool: GpuNodePool) -> list[FieldProblem]:
+def host_memory_problems(args: VllmServiceArgs, pool: GpuPool) -> list[FieldProblem]:
     """The engine's memory limit against what it uses while loading, and against the node's memory."""
     facts = args.facts()
     needed = startup.host_memory_gib(facts.weight_bytes("auto"), args.tensor_parallel_size, shm_gib(args), args.source)
@@ -183,12 +183,12 @@ def fit_settings(args: VllmServiceArgs) -> dict:
     }
 
 
-def service_fit(args: VllmServiceArgs, pool: GpuNodePool) -> models.FitResult:
+def service_fit(args: VllmServiceArgs, pool: GpuPool) -> models.FitResult:
     """The GPU-memory fit of one replica on the pool (on its MIG slice, if it serves slices), under ``fit_settings``."""
     return models.fit(args.facts(), pool.sku.name, args.tensor_parallel_size, mig_profile=pool.mig_profile, **fit_settings(args))
 
 
-def fit_problems(args: VllmServiceArgs, pool: GpuNodePool) -> list[FieldProblem]:
+def fit_problems(args: VllmServiceArgs, pool: GpuPool) -> list[FieldProblem]:
     """A model that cannot load, with the numbers and the smallest changes that fit."""
     fit = service_fit(args, pool)
     if fit.fits:

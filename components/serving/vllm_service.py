@@ -8,6 +8,8 @@ autoscaling. Every endpoint needs the API key, held as a Kubernetes Secret from 
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 import pulumi
 import pulumi_kubernetes as k8s
 
@@ -18,12 +20,12 @@ from ..core.endpoints import INSTANCE_LABEL, VLLM_PORT  # noqa: F401 (the gatewa
 from ..core.endpoints import VLLM_PORT as PORT  # noqa: F401 (and PORT, until it reads core.endpoints)
 from ..core.security import restricted_namespace
 from . import vllm_manifests as manifests
+from .service_facts import service_facts
 from .vllm_checks import hub_token_warning, service_fit, vllm_service_problems
 from .vllm_disaggregation import (
     INFERENCEPOOL_CHART,
     INFERENCEPOOL_CHART_VERSION,
     engine_roles,
-    inference_pool_name,
     inference_pool_values,
 )
 from .vllm_service_args import AzureServices, GpuPlacement, ScalingMonitor, VllmSecrets, VllmServiceArgs
@@ -96,17 +98,9 @@ class VllmService(pulumi.ComponentResource):
             )
             self._children.waits.append(namespace)
         child = self._children.opts()
-        self.service_name = args.name
-        self.namespace = args.namespace
-        self.served_model_name = args.served_model_name or args.model
-        self.fallback = args.fallback
-        self.pool_sku = pool.sku
-        self.service_account = args.name
-        self.endpoint = f"http://{args.name}.{args.namespace}.svc.cluster.local:{VLLM_PORT}/v1"
-        self.inference_pool = inference_pool_name(args.name) if args.disaggregation else None
-        self.pod_labels = manifests.service_labels(args)
-        roles = engine_roles(args)
-        self.gpus_per_decoder = args.tensor_parallel_size * sum(roles.values()) / roles.get("decode", sum(roles.values()))
+        facts = service_facts(args, pool)  # what the gateway's checks read before this service exists
+        for fact in fields(facts):
+            setattr(self, fact.name, getattr(facts, fact.name))
 
         first = [self._account(name, args, azure), self._secret(name, args, secrets)]
         deployments = self._deployments(name, engine, azure, first)

@@ -36,7 +36,8 @@ from ..serving.vllm_service import VllmService
 from ..serving.vllm_service_args import AzureServices, GpuPlacement, ScalingMonitor, VllmSecrets
 from ..training.distributed_training import DistributedTraining
 from ..training.distributed_training_args import CheckpointStore, TrainingWorkers
-from . import exports, precheck
+from . import exports
+from .component_checks import component_problems
 from .config import StackConfig, config_from_env, parse_stack_config
 from .gate_images import workload_gate_images
 
@@ -56,17 +57,14 @@ def load_stack_config() -> StackConfig:
 
 
 def run_stack() -> Stack:
-    """What ``__main__.py`` runs: the stack file's config checked (the components' own checks included, in a dry
-    run under mocks: ``precheck``) before the first resource is registered, then the stack built. A component's
-    refusal names the stack file's key path (``training.checkpoint_prefix``)."""
+    """What ``__main__.py`` runs: the stack file's config checked, the components' own checks included (on the facts
+    each component derives from its args: ``component_checks``), before the first resource is registered; then the
+    stack built. A component's refusal names the stack file's key path (``training.checkpoint_prefix``)."""
     config = load_stack_config()
-    precheck.refuse_early()
-    try:
-        return build_stack(config)
-    except StackFileError:
-        raise
-    except ComponentInputError as err:
-        raise precheck.as_stack_file_error(stack_file(), err, config) from None
+    problems = component_problems(config)
+    if problems:
+        raise StackFileError(f"{stack_file()} is invalid", problems)
+    return build_stack(config)
 
 
 @dataclass

@@ -13,7 +13,7 @@ from ..core.errors import FieldProblem
 from ..core.images import pin_problem
 from ..core.labels import AGENTPOOL_LABEL, NVIDIA_GPU, SPOT_LABEL, is_mig_resource
 from ..gpu.pod_contract import NCCL_IB_ONLY, RDMA_ENV, full_node_gpu_problems
-from ..gpu.pools import GpuPool
+from ..gpu.pools import GpuClaimTemplates, GpuPool, NicNetwork
 from .checkpoint_storage import CHECKPOINT_ENV
 from .distributed_training_args import DistributedTrainingArgs
 from .ray_manifests import image_ray_version, is_spot_pool, worker_cpu, worker_memory_gib
@@ -23,20 +23,6 @@ MIN_RAY_VERSION = (2, 38, 0)
 support Ray 2.38.0 and later (docs.ray.io, cluster/kubernetes/user-guides/upgrade-guide, "KubeRay / Ray compatibility")."""
 RESERVED_ENV = frozenset({*RDMA_ENV, *NCCL_IB_ONLY, *CHECKPOINT_ENV})
 """Variables ``runtime_env.env_vars`` must not override: the RDMA contract's, NCCL's and the checkpoint ones."""
-
-
-class NicNetwork(Protocol):
-    """What the checks read from the RDMA network (``RdmaNetwork`` has it)."""
-
-    namespace: str
-    nics: dict[str, int]
-
-
-class GpuClaimTemplates(Protocol):
-    """What the checks read from the DRA GPU claims (``DraDeviceClasses`` has it)."""
-
-    namespace: str
-    templates: dict[str, str]
 
 
 class Workers(Protocol):

@@ -172,8 +172,10 @@ def cost_rows(run: ProgramRun, location: str | None = None) -> CostEstimate:
         hourly = line.hourly(region)
         if hourly is None:
             sku = catalog.skus().get(line.vm_size)
-            why = sku.price_note if sku is not None and sku.price_note else catalog.no_price(line.vm_size, region)
-            unpriced.append(f"{line.pool} ({line.vm_size}: {why})")
+            if sku is not None and sku.price_note:
+                unpriced.append(f"{line.pool} ({line.vm_size}: {sku.price_note})")
+            else:
+                unpriced.append(f"{line.pool} ({catalog.no_price(line.vm_size, region)})")
             rows.append(CostRow(line.pool, line.vm_size, _nodes(line), None, None, None, line.spot))
             continue
         low, high = line.nodes_min * hourly * catalog.HOURS_PER_MONTH, line.nodes_max * hourly * catalog.HOURS_PER_MONTH
