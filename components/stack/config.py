@@ -34,6 +34,7 @@ from ..serving.kaito_workspace import KaitoWorkspaceArgs
 from ..serving.vllm_service import VllmServiceArgs
 from ..training.distributed_training_args import DistributedTrainingArgs
 from .config_checks import full_node_problems, gateway_name_problems, gpu_problems, name_clash_problems
+from .idle_keys import idle_key_problems
 from .stack_input import SECRET_KEYS, plain_credential_problems, region_problem, stack_problems, typo_secret_keys
 
 PROJECT = "aks-gpu-inference"
@@ -293,7 +294,7 @@ class StackConfig(StrictModel):
         problems += full_node_problems(self.models, pools)
         problems += name_clash_problems(self)
         problems += self._section_problems()
-        problems += self._training_problems(pools) + self._dynamo_problems(pools)
+        problems += self._training_problems(pools) + self._dynamo_problems(pools) + idle_key_problems(self)
         _raise(problems)
         return self
 
