@@ -114,7 +114,10 @@ def test_prod_refuses_a_tp_that_does_not_divide_the_heads_and_disaggregation_wit
         "meta-llama/Llama-3.3-70B-Instruct on pool 'h100' (Standard_ND96isr_H100_v5): 1, 2, 4 or 8"
     )
     (split,) = problems(lambda c: c["models"][0].update(disaggregation={"prefill_replicas": 2, "decode_replicas": 1}), "prod")
-    assert split.startswith("models[0].disaggregation='2 prefill + 1 decode': each engine takes a whole node of pool 'h100'")
+    assert split.startswith(
+        "models[0].disaggregation.prefill_replicas + models[0].disaggregation.decode_replicas=3: each engine takes a whole "
+        "node of pool 'h100'"
+    )
     assert "the pool has at most 2 (count 2): raise it to 3" in split
 
 

@@ -53,22 +53,9 @@ def test_every_key_has_a_type_a_default_a_reader_and_an_example():
         assert key.text, f"{key.path}: no docstring in the code"
 
 
-def _field(path: str):
-    from aks_gpu_inference.components.stack.config import StackConfig
-
-    model, field = StackConfig, None
-    for part in re.split(r"\.", path.replace("[]", "")):
-        if part == "<name>":
-            continue
-        field = model.model_fields[part]
-        nested = stack_doc._models_in(field.annotation)
-        model = nested[0][0] if nested else None
-    return field
-
-
 @pytest.mark.parametrize("path", sorted(stack_doc.written_examples()))
 def test_each_written_example_is_accepted_by_its_keys_type(path):
-    field = _field(path)
+    field = stack_doc.field_at(path)
     annotation = typing.Annotated[(field.annotation, *field.metadata)] if field.metadata else field.annotation
     value = stack_doc.written_examples()[path]
     try:

@@ -307,6 +307,9 @@ def _spot_problems(args: GpuNodePoolArgs) -> list[FieldProblem]:
         problems.append(
             FieldProblem("spot_max_price", args.spot_max_price, "applies to Spot pools only: set spot: true or remove it")
         )
+    if not args.spot and args.spot_eviction_policy != "Delete":
+        why = "applies to Spot pools only (on-demand nodes are never evicted): set spot: true or remove it"
+        problems.append(FieldProblem("spot_eviction_policy", args.spot_eviction_policy, why))
     return problems
 
 

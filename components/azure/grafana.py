@@ -26,7 +26,7 @@ from pydantic import Field, field_validator, model_validator
 
 from .._base import PACKAGE, StrictModel, raise_problems, validate_args
 from ..context import AzureScope
-from ..core.errors import FieldProblem
+from ..core.errors import FieldProblem, FieldProblems
 from ..core.names import GUID
 from .monitoring import WORKSPACE_ID, ManagedPrometheus
 from .workload_identity import BUILT_IN_ROLES, role_definition_id
@@ -125,6 +125,17 @@ class ManagedGrafanaArgs(StrictModel):
                 [],
                 "with grant_deployer_admin false, name at least one Grafana admin: otherwise nobody can sign in",
             )
+        problems = []
+        if "principal_type" in self.model_fields_set and not (self.admin_principal_ids or self.viewer_principal_ids):
+            why = "says what admin_principal_ids and viewer_principal_ids are, and there are none: leave it out"
+            problems.append(FieldProblem("principal_type", self.principal_type, why))
+        if "deployer_principal_type" in self.model_fields_set and not self.grant_deployer_admin:
+            why = (
+                "says what the deployer is for its Grafana Admin role, which grant_deployer_admin false leaves out: leave it out"
+            )
+            problems.append(FieldProblem("deployer_principal_type", self.deployer_principal_type, why))
+        if problems:
+            raise FieldProblems(problems)
         return self
 
 

@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from .errors import ConfigError, FieldProblem, validation_problems
+from .errors import ConfigError, FieldProblem, FieldProblems, validation_problems
 from .weights import WEIGHT_BYTES, checkpoint_weight_bytes
 
 GB = 1e9
@@ -27,6 +27,17 @@ WEIGHT_DTYPES = ("auto", *WEIGHT_BYTES)
 
 KV_CACHE_DTYPES = ("auto", "fp8")
 """Accepted ``kv_cache_dtype`` values; ``auto`` stores the KV cache in the model's dtype."""
+
+
+MLA_ONLY = ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "q_lora_rank")
+"""Facts of multi-head latent attention, which a grouped-query model does not have."""
+
+MOE_ONLY = ("experts_per_token", "shared_expert_intermediate_size", "dense_layers")
+"""Facts of a mixture of experts, which a dense model does not have."""
+
+LAYERWISE = ("tie_word_embeddings", "attention_bias", "encoder_params_b", "skipped_layers", "checkpoint_gb")
+"""Facts only the layer-by-layer count of an ``architecture`` reads (``weights.py``); without one, ``params_b`` counts
+every weight."""
 
 
 class UnknownModelError(ValueError):
@@ -186,12 +197,35 @@ class ModelFactsArgs(BaseModel):
         if self.attention_heads is not None and self.attention_heads % self.kv_heads:
             raise FieldProblem("attention_heads", self.attention_heads, f"not a multiple of kv_heads ({self.kv_heads})")
         if self.attention == "mla" and (self.kv_lora_rank is None or self.qk_rope_head_dim is None):
-            raise FieldProblem("kv_lora_rank", self.kv_lora_rank, "mla needs kv_lora_rank and qk_rope_head_dim")
+            raise FieldProblem("attention", self.attention, "mla needs kv_lora_rank and qk_rope_head_dim")
         if self.dense_layers > self.layers:
             raise FieldProblem("dense_layers", self.dense_layers, f"more than the model's {self.layers} layers")
         if self.quantization != "none" and self.architecture is None:
             raise FieldProblem("quantization", self.quantization, "give the architecture the quantized weights belong to")
+        if problems := self._idle_facts():
+            raise FieldProblems(problems)
         return self
+
+    def _idle_facts(self) -> list[FieldProblem]:
+        """Facts the fit has no use for in this kind of model, refused rather than ignored: multi-head latent
+        attention's widths on another attention, a mixture of experts' on a dense model, and what only the
+        layer-by-layer count reads (``weights.py``) without the ``architecture`` it counts by."""
+        kinds = (
+            (MLA_ONLY, self.attention != "mla", "multi-head latent attention's (attention mla)"),
+            (MOE_ONLY, not (self.experts or self.is_moe), "a mixture of experts' (experts or active_params_b)"),
+            (LAYERWISE, self.architecture is None, "read only when the weights are counted layer by layer: give architecture"),
+        )
+        problems = [
+            FieldProblem(name, getattr(self, name), f"{why}; this model has no use for it: leave it out")
+            for names, idle, why in kinds
+            if idle
+            for name in names
+            if getattr(self, name) not in (None, False, 0)
+        ]
+        if self.dense_intermediate_size is not None and not self.dense_layers:
+            why = "the width of a mixture of experts' dense layers (dense_layers): leave it out, or give dense_layers"
+            problems.append(FieldProblem("dense_intermediate_size", self.dense_intermediate_size, why))
+        return problems
 
     def weight_bytes(self, dtype: str = "auto") -> float:
         """Bytes of all weights in ``dtype`` (``auto``: ``weights_gb`` if given, else the model's dtype).

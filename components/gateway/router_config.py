@@ -225,6 +225,20 @@ class RouterGuards(BaseModel):
     """Default empty (any PII blocks). Presidio-style types to let through, e.g. ``["EMAIL_ADDRESS"]``. Unverified
     placement on the v0.3 signal; see module docstring."""
 
+    @model_validator(mode="after")
+    def _read_by_a_guard(self) -> RouterGuards:
+        """A setting of guards that are off reaches nothing: refused rather than ignored."""
+        problems = []
+        if "threshold" in self.model_fields_set and not (self.pii or self.jailbreak):
+            why = "the confidence at which a guard fires, and both guards are off: set pii or jailbreak true, or leave it out"
+            problems.append(FieldProblem("threshold", self.threshold, why))
+        if self.pii_types_allowed and not self.pii:
+            why = "PII types the pii guard lets through, and it is off: set pii true, or leave it out"
+            problems.append(FieldProblem("pii_types_allowed", self.pii_types_allowed, why))
+        if problems:
+            raise FieldProblems(problems)
+        return self
+
 
 class SemanticCache(BaseModel):
     """vSR's in-memory semantic response cache."""

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, model_validator
 
 from .._base import ComponentInputError, StrictModel
 from ..azure import AzureOpenAIArgs, ManagedGrafanaArgs
@@ -71,6 +71,17 @@ class SemanticRouterGatewayArgs(StrictModel):
     Default None: they are copied from the stack's model store (``model_store``) under
     ``semantic-router/v0.3.0/models/<model>/`` before the router starts. One of the two is required: the
     router never downloads from the internet."""
+
+    @model_validator(mode="after")
+    def _one_trace_destination(self) -> SemanticRouterGatewayArgs:
+        # With tracing the component points the Envoy proxies at its own collector (SemanticRouterGateway).
+        if self.tracing and self.gateway.tracing_endpoint is not None:
+            why = (
+                "with tracing true (the default) the proxies send their traces to the gateway's own collector, which "
+                "exports to Application Insights, in place of this one: set tracing false to send them here"
+            )
+            raise FieldProblem("gateway.tracing_endpoint", self.gateway.tracing_endpoint.model_dump(), why)
+        return self
 
 
 @dataclass(frozen=True)

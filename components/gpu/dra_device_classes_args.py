@@ -140,6 +140,8 @@ def _driver_problems(pool: GpuPool, operator: GpuOperatorArgs | None) -> list[Fi
         )
         return [FieldProblem("gpu_operator.driver", True, why)]
     if pool.driver == "none" and not operator_driver:
-        why = f"pool {pool.pool_name} has driver 'none', so nothing installs its NVIDIA driver; add gpu_operator (driver true)"
-        return [FieldProblem("gpu_operator", None if not operator else operator.driver, why)]
+        why = f"pool {pool.pool_name} has driver 'none', so nothing installs its NVIDIA driver"
+        if operator is not None:  # the operator is there, told not to install the driver
+            return [FieldProblem("gpu_operator.driver", False, f"{why}; set gpu_operator.driver true")]
+        return [FieldProblem("gpu_operator", None, f"{why}; add gpu_operator (driver true)")]
     return []

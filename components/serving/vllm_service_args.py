@@ -78,6 +78,9 @@ class AutoscalingArgs(StrictModel):
                     "scale to zero needs a wake-up window: an idle vLLM has no pods, so no queue metric to scale on",
                 )
             )
+        if self.scale_to_zero and self.min_replicas > 0:
+            why = f"only lets min_replicas be 0, and it is {self.min_replicas}: set min_replicas 0, or leave scale_to_zero out"
+            problems.append(FieldProblem("scale_to_zero", True, why))
         if self.min_replicas > self.max_replicas:
             problems.append(
                 FieldProblem("min_replicas", self.min_replicas, f"must be at most max_replicas ({self.max_replicas})")
@@ -230,6 +233,13 @@ class VllmServiceArgs(StrictModel):
             problems.append(
                 FieldProblem("autoscaling", "set", "disaggregated engines are sized by prefill_replicas and decode_replicas")
             )
+        facts = self.model_facts
+        if facts is not None and facts.hf_id != self.model:
+            why = f"facts of another model than the served one ({self.model!r}): give model_facts for model itself"
+            problems.append(FieldProblem("model_facts.hf_id", facts.hf_id, why))
+        if facts is not None and facts.kaito_preset is not None:
+            why = "links the catalog's facts to a KAITO preset (kaito[].preset); vLLM reads no preset: leave it out"
+            problems.append(FieldProblem("model_facts.kaito_preset", facts.kaito_preset, why))
         if problems:
             raise FieldProblems(problems)
         return self

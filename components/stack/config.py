@@ -40,6 +40,7 @@ from .config_checks import (
     name_clash_problems,
     rack_problems,
 )
+from .idle_keys import idle_key_problems
 from .stack_input import SECRET_KEYS, plain_credential_problems, region_problem, stack_problems, typo_secret_keys
 
 PROJECT = "aks-gpu-inference"
@@ -299,7 +300,7 @@ class StackConfig(StrictModel):
         problems += full_node_problems(self.models, pools)
         problems += name_clash_problems(self)
         problems += self._section_problems()
-        problems += self._training_problems(pools) + self._dynamo_problems(pools)
+        problems += self._training_problems(pools) + self._dynamo_problems(pools) + idle_key_problems(self)
         _raise(problems)
         return self
 

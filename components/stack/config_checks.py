@@ -56,8 +56,8 @@ def full_node_problems(models: list[VllmServiceArgs], pools: dict[str, GpuNodePo
             bound = f"max_count {pool.max_count}" if pool.autoscaling else f"count {pool.count}"
             problems.append(
                 FieldProblem(
-                    f"models[{index}].disaggregation",
-                    f"{split.prefill_replicas} prefill + {split.decode_replicas} decode",
+                    f"models[{index}].disaggregation.prefill_replicas + models[{index}].disaggregation.decode_replicas",
+                    engines,
                     f"each engine takes a whole node of pool {pool.name!r} and no two share one, so they need {engines} "
                     f"nodes{besides}; the pool has at most {nodes} ({bound}): raise it to {taken[model.pool]}, or lower "
                     "prefill_replicas/decode_replicas",

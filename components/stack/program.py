@@ -40,6 +40,7 @@ from . import exports
 from .component_checks import component_problems
 from .config import StackConfig, config_from_env, parse_stack_config
 from .gate_images import workload_gate_images
+from .idle_keys import device_plugin_pools
 
 
 def stack_file() -> str:
@@ -147,7 +148,6 @@ def build_stack(config: StackConfig) -> Stack:
 
 def _gpu_software(config: StackConfig, stack: Stack, context: ClusterContext, by_name: dict[str, GpuNodePool]) -> None:
     """What makes the pools' GPUs and NICs usable: DRANET, DRA, the device plugin and the gates."""
-    pools = stack.gpu_pools
     # Each component gets the typed args the stack config already validated: the config sections are
     # subclasses of the component args (plus the stack's own fields, which the components ignore).
     if config.rdma:
@@ -164,15 +164,7 @@ def _gpu_software(config: StackConfig, stack: Stack, context: ClusterContext, by
             pools=[by_name[p] for p in config.dra_pools()],
             cluster=context,
         )
-    # Pools whose GPUs neither a DRA driver nor AKS (managed GPU pools) advertises need the device plugin.
-    plugin_pools = [
-        p
-        for p in pools
-        if p.sku.gpu_vendor == "nvidia"
-        and p.driver == "aks"
-        and p.gpu_management != "managed"
-        and p.pool_name not in config.dra_pools()
-    ]
+    plugin_pools = [by_name[name] for name in device_plugin_pools(config)]
     if plugin_pools:
         stack.device_plugin = NvidiaDevicePlugin(
             "nvidia-device-plugin", config.device_plugin, pools=plugin_pools, cluster=context

@@ -90,18 +90,19 @@ def _reader(cls: type, inherited: str) -> str:
     return inherited
 
 
-def _members(annotation: Any) -> list[Any]:
+def type_members(annotation: Any) -> list[Any]:
+    """The types a field's annotation admits: ``int | None`` -> ``int, NoneType`` (``Annotated`` unwrapped)."""
     origin = typing.get_origin(annotation)
     if origin is typing.Annotated:
-        return _members(typing.get_args(annotation)[0])
+        return type_members(typing.get_args(annotation)[0])
     if origin in (typing.Union, types.UnionType):
-        return [m for a in typing.get_args(annotation) for m in _members(a)]
+        return [m for a in typing.get_args(annotation) for m in type_members(a)]
     return [annotation]
 
 
 def _type_name(annotation: Any) -> str:
     names = []
-    for member in _members(annotation):
+    for member in type_members(annotation):
         origin = typing.get_origin(member)
         if member is type(None):
             continue
@@ -118,12 +119,12 @@ def _type_name(annotation: Any) -> str:
         else:
             names.append({str: "string", int: "whole number", float: "number", bool: "true/false"}.get(member, "value"))
     unique = list(dict.fromkeys(names))
-    return " or ".join(unique) + (" (or null)" if type(None) in _members(annotation) and unique else "")
+    return " or ".join(unique) + (" (or null)" if type(None) in type_members(annotation) and unique else "")
 
 
 def _accepted(field: Any) -> str:
     parts = []
-    for member in _members(field.annotation):
+    for member in type_members(field.annotation):
         if typing.get_origin(member) is Literal:
             parts.append(", ".join(f"`{v}`" for v in typing.get_args(member)))
         elif typing.get_origin(member) in (list, tuple) and typing.get_origin(typing.get_args(member)[0]) is Literal:
@@ -139,7 +140,7 @@ def _accepted(field: Any) -> str:
     pattern = next((getattr(m, "pattern", None) for m in field.metadata if getattr(m, "pattern", None)), None)
     if pattern:
         parts.append(f"matches `{pattern}`")
-    for member in _members(field.annotation):
+    for member in type_members(field.annotation):
         if member is bool:
             parts.append("`true`, `false`")
     return "; ".join(parts)
@@ -167,7 +168,7 @@ def _default(field: Any) -> str:
 def _made_up_example(field: Any) -> str:
     """An example for a key no repo stack uses: another accepted value than the default, else the default."""
     default = None if field.is_required() else field.get_default(call_default_factory=True)
-    for member in _members(field.annotation):
+    for member in type_members(field.annotation):
         if typing.get_origin(member) is Literal:
             others = [v for v in typing.get_args(member) if v != default]
             return _shown(others[0] if others else default)
@@ -212,7 +213,7 @@ def _models_in(annotation: Any) -> list[tuple[type[BaseModel], str]]:
     """Nested models a field holds, with the suffix their keys get (``[]`` for a list's items, ``.<name>`` for a
     mapping's values)."""
     found = []
-    for member in _members(annotation):
+    for member in type_members(annotation):
         origin = typing.get_origin(member)
         if isinstance(member, type) and issubclass(member, BaseModel):
             found.append((member, ""))
@@ -221,6 +222,26 @@ def _models_in(annotation: Any) -> list[tuple[type[BaseModel], str]]:
         elif origin is dict:
             found += [(m, f".<name>{suffix}") for m, suffix in _models_in(typing.get_args(member)[1])]
     return found
+
+
+def field_at(path: str) -> Any:
+    """The pydantic field of a key path as ``keys()`` spells it (``gpu_pools[].vm_size``)."""
+    from aks_gpu_inference.components.stack.config import StackConfig
+
+    model: type[BaseModel] | None = StackConfig
+    field = None
+    for part in path.replace("[]", "").replace(".<name>", "").split("."):
+        if model is None or part not in model.model_fields:
+            raise KeyError(f"{path}: no such key in the stack config")
+        field = model.model_fields[part]
+        model = section_model(field)
+    return field
+
+
+def section_model(field: Any) -> type[BaseModel] | None:
+    """The model a field's value (or each of its items) is, for a section; None for a plain value."""
+    nested = _models_in(field.annotation)
+    return nested[0][0] if nested else None
 
 
 def keys() -> list[Key]:

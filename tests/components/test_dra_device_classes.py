@@ -284,7 +284,7 @@ MIG_POOL = {"name": "h100mig", "vm_size": H100, "mig_profile": "MIG1g"}
             {"gpu_operator": {"driver": False}},
             (NONE_POOL,),
             "1.34",
-            "gpu_operator=False: pool h100n has driver 'none', so nothing installs its NVIDIA driver",
+            "gpu_operator.driver=False: pool h100n has driver 'none', so nothing installs its NVIDIA driver; set gpu_operator.driver true",
         ),
         (
             {"gpu_operator": {"driver": False, "device_plugin": True}},
