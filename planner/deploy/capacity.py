@@ -85,14 +85,34 @@ def check(model: DeployModel) -> list[Finding]:
     return [*_empty_pools(model), *_packing(model)]
 
 
-def _packing(model: DeployModel) -> list[Finding]:
-    found: list[Finding] = []
+def placed_demands(model: DeployModel) -> list[tuple[Demand, list[NodePool]]]:
+    """Each GPU workload with the pools of GPU nodes it may run on (pools of 0 nodes left out: the empty-pool warning)."""
     wanted = []
     for demand in demands(model):
         fits, _ = fitting_pools(model, demand.obj, demand.spec)
-        pools = [p for p in fits if node_gpus(p) and p.max_nodes]  # pools of 0 nodes: the empty-pool warning
+        pools = [p for p in fits if node_gpus(p) and p.max_nodes]
         if pools:
             wanted.append((demand, pools))
+    return wanted
+
+
+def kept_up(model: DeployModel) -> dict[str, tuple[int, list[str]]]:
+    """Nodes per pool that the GPU workloads keep running at their floor (``Demand.pods``: replicas, KEDA's
+    ``minReplicaCount``, Ray's and Dynamo's workers), packed as the scheduler places them, with the workloads on them:
+    what an autoscaled pool cannot scale below while they run."""
+    nodes = _nodes(model.pools)
+    pack(nodes, [(d, d.pods, {p.name for p in pools}) for d, pools in placed_demands(model)])
+    kept: dict[str, tuple[int, list[str]]] = {}
+    for node in nodes:
+        if node.free < node.gpus:
+            count, labels = kept.get(node.pool, (0, []))
+            kept[node.pool] = (count + 1, sorted(set(labels) | node.groups))
+    return kept
+
+
+def _packing(model: DeployModel) -> list[Finding]:
+    found: list[Finding] = []
+    wanted = placed_demands(model)
     steady = [(d, d.pods, {p.name for p in pools}) for d, pools in wanted]
     placed = _nodes(model.pools)
     left = pack(placed, steady)

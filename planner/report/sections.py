@@ -4,7 +4,8 @@ fit, the gateway's routes, claim satisfiability and deployability."""
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from aks_gpu_inference.components.core import catalog
 from aks_gpu_inference.planner.azure.pools import agent_pool
@@ -13,6 +14,9 @@ from aks_gpu_inference.planner.charts.model import CONFIG_FILE
 from aks_gpu_inference.planner.engine.program import ProgramRun
 from aks_gpu_inference.planner.engine.values import plain
 from aks_gpu_inference.planner.report.tables import table
+
+if TYPE_CHECKING:
+    from aks_gpu_inference.planner.deploy.model import DeployModel
 
 
 @dataclass
@@ -162,13 +166,42 @@ def price_region(run: ProgramRun, location: str | None = None) -> tuple[str, boo
     return (region, True) if region else (catalog.REFERENCE_REGION, False)
 
 
-def cost_rows(run: ProgramRun, location: str | None = None) -> CostEstimate:
+def kept_lines(run: ProgramRun, model: DeployModel | None = None) -> tuple[list[PoolLine], list[str]]:
+    """``pool_lines`` with each autoscaled pool's floor raised to the nodes its GPU workloads keep up (a model's
+    ``min_replicas``, KEDA's ``minReplicaCount``, Dynamo's and Ray's workers: ``capacity.kept_up``), and what keeps
+    them, in words. ``model``: the plan's deploy model, for its charts and claims. The pools are taken to advertise
+    their GPUs whether or not a device plugin was seen (an unrendered chart): what a workload keeps up is its own
+    count; whether the pool serves it is the scheduling check's."""
+    from aks_gpu_inference.planner.deploy.capacity import kept_up
+    from aks_gpu_inference.planner.deploy.model import assemble
+
+    served = assemble(run, model.charts if model else [], model.claims if model else None)
+    for pool in served.pools:
+        if pool.sku is not None and pool.sku.gpu_vendor == "nvidia":
+            resource, per_node = pool.sku.gpu_resource(pool.mig_profile)
+            pool.extended.setdefault(resource, per_node)
+    kept = kept_up(served)
+    lines, said = [], []
+    for line in pool_lines(run):
+        nodes, workloads = kept.get(line.pool, (0, []))
+        if nodes > line.nodes_min:
+            floor = min(nodes, line.nodes_max)
+            spot = "; Spot, so in the upper end only" if line.spot else ""
+            said.append(f"{line.pool} {floor} of {line.nodes_max} node(s) ({', '.join(workloads)}{spot})")
+            line = replace(line, nodes_min=floor)
+        lines.append(line)
+    return lines, said
+
+
+def cost_rows(run: ProgramRun, location: str | None = None, model: DeployModel | None = None) -> CostEstimate:
     """Monthly list-price estimate in the stack's region (``price_region``): nodes x hourly price x 730 h, plus the
-    control-plane fee. A Spot pool costs at most its ceiling (``spotMaxPrice``, or the on-demand price when that is -1
-    or unset): the range's upper end includes it, the lower end does not (the market price is unknown offline)."""
+    control-plane fee. The lower end counts the nodes the workloads keep up (``kept_lines``), not only the pools'
+    minimum. A Spot pool costs at most its ceiling (``spotMaxPrice``, or the on-demand price when that is -1 or unset):
+    the range's upper end includes it, the lower end does not (the market price is unknown offline)."""
     region, own = price_region(run, location)
     rows, low_total, high_total, unpriced, spot = [], 0.0, 0.0, [], []
-    for line in pool_lines(run):
+    lines, kept = kept_lines(run, model)
+    for line in lines:
         hourly = line.hourly(region)
         if hourly is None:
             sku = catalog.skus().get(line.vm_size)
@@ -198,6 +231,12 @@ def cost_rows(run: ProgramRun, location: str | None = None) -> CostEstimate:
         f"VM prices: {prices['source']} (the Azure Retail Prices API, {where}, as of {prices['date']}).",
         f"Control plane: {catalog.control_plane_source()}.",
     ]
+    if kept:
+        notes.append(
+            "The lower end counts the nodes running workloads keep up (the autoscaler removes no node a pod runs on): "
+            + "; ".join(kept)
+            + "."
+        )
     if spot:
         notes.append(
             f"Spot ({', '.join(spot)}): at most the ceiling shown (the pool's spotMaxPrice, else the on-demand price); "
@@ -208,9 +247,9 @@ def cost_rows(run: ProgramRun, location: str | None = None) -> CostEstimate:
     return CostEstimate(rows, low_total, high_total, notes)
 
 
-def cost_estimate(run: ProgramRun, location: str | None = None) -> str:
+def cost_estimate(run: ProgramRun, location: str | None = None, model: DeployModel | None = None) -> str:
     """The cost section: ``cost_rows`` as a table with its notes."""
-    estimate = cost_rows(run, location)
+    estimate = cost_rows(run, location, model)
     rows = [
         [
             row.item,

@@ -58,7 +58,7 @@ def build(plan: Plan) -> dict[str, Any]:
     topo = topology.build(plan.model, plan.upstream, run.outputs)
     names = {r.urn: f"{r.type.rsplit(':', 1)[-1]} {r.name}" for r in run.resources}
     chains = {g["gateway"]: g for g in plan.gateway["gateways"]}
-    cost = _cost(run, stack.config.get(f"{stack.project}:location"))
+    cost = _cost(run, stack.config.get(f"{stack.project}:location"), plan.model)
     return {
         "schema_version": SCHEMA_VERSION,
         "stack": stack.stack,
@@ -150,9 +150,9 @@ def _resources(run) -> dict[str, Any]:
     }
 
 
-def _cost(run, location: str | None) -> dict[str, Any]:
+def _cost(run, location: str | None, model=None) -> dict[str, Any]:
     """The cost table's rows and total (``sections.cost_rows``, which the printed table shows), in the stack's region."""
-    estimate = sections.cost_rows(run, location)
+    estimate = sections.cost_rows(run, location, model)
     return {
         "region": sections.price_region(run, location)[0],
         "rows": [
