@@ -91,3 +91,46 @@ def test_a_mig_strategy_on_a_managed_pool_of_whole_gpus_is_refused():
 
     found = problems(managed)
     assert any(p.startswith("gpu_pools[0].mig_strategy='single': a pool of whole GPUs has no MIG slices") for p in found), found
+
+
+def _in(region: str, **pools):
+    """A dev stack moved to ``region``, with zones set where ``pools`` says (``system``, ``platform``, ``gpu``)."""
+
+    def mutate(c: dict) -> None:
+        c["location"] = region
+        cluster = c.setdefault("cluster", {})
+        for where, zones in pools.items():
+            if where == "gpu":
+                c["gpu_pools"][0]["availability_zones"] = zones
+            else:
+                cluster.setdefault(f"{where}_pool", {})["availability_zones"] = zones
+
+    return mutate
+
+
+def test_zones_in_a_region_without_zones_are_refused_for_every_pool():
+    found = problems(_in("westus", system=["1"], platform=["2"], gpu=["1", "2"]))
+    assert [line.split(":", 1)[0] for line in found] == [
+        "cluster.system_pool.availability_zones=['1']",
+        "cluster.platform_pool.availability_zones=['2']",
+        "gpu_pools[0].availability_zones=['1', '2']",
+    ]
+    assert all("westus has no availability zones: leave availability_zones out" in line for line in found)
+    assert all("karpenter-provider-azure" in line for line in found), "the data's source is named"
+
+
+def test_a_zone_the_region_lacks_is_refused_naming_the_ones_it_has():
+    (line,) = problems(_in("centraluseuap", gpu=["2", "3"]))
+    assert line.startswith("gpu_pools[0].availability_zones=['3']: centraluseuap has zones 1, 2")
+
+
+def test_zones_the_region_has_are_accepted():
+    from aks_gpu_inference.components.stack.config import parse_stack_config
+    from tests.test_stack_input_errors import project_keys, stack_config
+
+    config = project_keys(stack_config("dev"))
+    _in("westeurope", system=["1", "2", "3"], gpu=["1"])(config)
+    assert parse_stack_config(config).gpu_pools[0].availability_zones == ["1"]
+    config = project_keys(stack_config("dev"))
+    _in("westus")(config)  # no zones asked for: any region will do
+    assert parse_stack_config(config).location == "westus"

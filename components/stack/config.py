@@ -39,6 +39,7 @@ from .config_checks import (
     gpu_problems,
     name_clash_problems,
     rack_problems,
+    zone_problems,
 )
 from .idle_keys import idle_key_problems
 from .stack_input import SECRET_KEYS, plain_credential_problems, region_problem, stack_problems, typo_secret_keys
@@ -235,7 +236,7 @@ class StackConfig(StrictModel):
 
     @model_validator(mode="after")
     def _dra_and_rdma(self) -> StackConfig:
-        _raise(self._version_problems() + self._section_pool_problems() + rack_problems(self))
+        _raise(self._version_problems() + self._section_pool_problems() + rack_problems(self) + zone_problems(self))
         return self
 
     def _version_problems(self) -> list[FieldProblem]:

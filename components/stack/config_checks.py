@@ -1,5 +1,6 @@
 """Cross-field checks of the typed stack configuration that need more than one section: a model's GPUs
-against its pool, full-node engines against the pool's nodes, the names the gateway routes by and the models' fallbacks.
+against its pool, full-node engines against the pool's nodes, the names the gateway routes by, the models' fallbacks
+and the pools' zones against the region's.
 
 Each returns ``FieldProblem``s with the full key path (``models[0].tensor_parallel_size``), so that
 ``StackConfig`` reports them all at once, before any resource is created.
@@ -10,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..azure.gpu_node_pool import GpuNodePoolArgs
+from ..core import regions
 from ..core.errors import FieldProblem
 from ..gateway import router_config
 from ..serving.vllm_service import VllmServiceArgs
@@ -196,4 +198,28 @@ def fallback_problems(config: Any) -> list[FieldProblem]:
                 "another backend in one route rule: fall back to an Azure OpenAI deployment or an aggregated model"
             )
             problems.append(FieldProblem(where, model.fallback, why))
+    return problems
+
+
+def zone_problems(config: Any) -> list[FieldProblem]:
+    """Every pool's ``availability_zones`` (a ``StackConfig``'s system, platform and GPU pools) against the zones its
+    region has (``core/regions.py``, from Azure's ListLocations answer): AKS refuses a zone the region lacks, after the
+    cluster or pool has started to be created. A region the data does not know is left to Azure."""
+    region = regions.get(config.location)
+    if region is None:
+        return []
+    cluster = config.cluster
+    pools = [("cluster.system_pool", cluster.system_pool)]
+    pools += [("cluster.platform_pool", cluster.platform_pool)] if cluster.platform_pool is not None else []
+    pools += [(f"gpu_pools[{i}]", pool) for i, pool in enumerate(config.gpu_pools)]
+    if region.zones:
+        accepted = f"{region.name} has zones {', '.join(region.zones)}"
+    else:
+        accepted = f"{region.name} has no availability zones: leave availability_zones out (or pick a region with zones)"
+    problems = []
+    for where, pool in pools:
+        wrong = [zone for zone in pool.availability_zones if zone not in region.zones]
+        if wrong:
+            why = f"{accepted} ({regions.source()})"
+            problems.append(FieldProblem(f"{where}.availability_zones", wrong, why))
     return problems
