@@ -3,16 +3,19 @@ pod gets (the component's variables, as the train stack renders them, and the wo
 ``RunConfig`` that Ray Train's own storage code, at the pinned Ray version, resolves to the model store, under the
 prefix the identity may write, with credentials rebuilt in every process Ray ships it to.
 
-Ray is heavy: the Ray part runs in a separate interpreter, ``$AKS_GPU_RAY_PYTHON`` (one with ray at the pinned
-version, pyarrow, adlfs and azure-identity), or in a throwaway venv built offline from the wheels in
-``$AKS_GPU_WHEELHOUSE`` (``pip download "ray[train]==<pinned>" pyarrow adlfs azure-identity -d DIR``); without either it skips,
-saying so. Nothing reaches Azure."""
+Ray is heavy (about 640 MB installed), so it never enters the project's venv: the Ray part runs in a separate
+interpreter, ``$AKS_GPU_RAY_PYTHON`` (one with ray at the pinned version, pyarrow, adlfs and azure-identity); else in a
+venv built from the wheels in ``$AKS_GPU_WHEELHOUSE`` (``pip download "ray[train]==<pinned>" pyarrow adlfs azure-identity
+-d DIR``); else in a venv built once from PyPI into the user's cache (``$XDG_CACHE_HOME/aks-gpu``, about 35 s the first
+time) and reused. Where none can be had (no index reachable) it skips, saying so. Nothing reaches Azure; nothing is
+written into the checkout."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import venv
@@ -141,25 +144,51 @@ def ray_python(tmp_path_factory) -> str:
             pytest.skip(f"AKS_GPU_RAY_PYTHON={given} has Ray {found}, not the pinned {RAY_VERSION}")
         return given
     wheels = os.environ.get("AKS_GPU_WHEELHOUSE")
-    if not wheels:
-        pytest.skip(
-            f"Ray {RAY_VERSION} is not installed for this test and cannot be built offline: set AKS_GPU_RAY_PYTHON to an "
-            "interpreter with it (and pyarrow, adlfs, azure-identity), or AKS_GPU_WHEELHOUSE to a directory of their "
-            f"wheels (pip download 'ray[train]=={RAY_VERSION}' pyarrow adlfs azure-identity -d DIR)"
-        )
-    env_dir = tmp_path_factory.mktemp("ray-venv")
+    if wheels:
+        return _built(tmp_path_factory.mktemp("ray-venv"), ["--no-index", "--find-links", wheels], f"from {wheels}")
+    cached = _cache_dir() / f"ray-{RAY_VERSION}-py{sys.version_info.major}{sys.version_info.minor}"
+    python = cached / "bin" / "python"
+    if python.exists() and _ray_version_of(str(python)) == RAY_VERSION:
+        return str(python)
+    building = Path(f"{cached}.building-{os.getpid()}")  # another run's half-built venv is never taken for a whole one
+    _built(building, [], "from the package index")
+    shutil.rmtree(cached, ignore_errors=True)
+    building.rename(cached)
+    _repoint(cached, building)
+    return str(python)
+
+
+RAY_COMPANIONS = ("pyarrow==26.0.1", "adlfs==2026.8.0", "azure-identity==1.27.0")
+"""What Ray's storage code needs beside it, at the versions the test was run with (Ray's train extra pins none)."""
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "aks-gpu"
+
+
+def _built(env_dir: Path, index: list[str], where: str) -> str:
+    """A venv at ``env_dir`` with Ray at the pinned version and its companions installed ``where`` says; skips on failure."""
+    env_dir.parent.mkdir(parents=True, exist_ok=True)
     venv.create(env_dir, with_pip=True)
     python = str(env_dir / "bin" / "python")
-    install = [python, "-m", "pip", "install", "--quiet", "--no-index", "--find-links", wheels]
-    built = subprocess.run(
-        [*install, f"ray[train]=={RAY_VERSION}", "pyarrow", "adlfs", "azure-identity"],
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
+    install = [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *index]
+    built = subprocess.run([*install, f"ray[train]=={RAY_VERSION}", *RAY_COMPANIONS], capture_output=True, text=True, timeout=900)
     if built.returncode != 0:
-        pytest.skip(f"cannot build a Ray {RAY_VERSION} venv from {wheels}: {built.stderr.strip().splitlines()[-1:]}")
+        shutil.rmtree(env_dir, ignore_errors=True)
+        pytest.skip(
+            f"cannot build a Ray {RAY_VERSION} venv {where}: {built.stderr.strip().splitlines()[-1:]}; set "
+            "AKS_GPU_RAY_PYTHON to an interpreter with it (and pyarrow, adlfs, azure-identity), or AKS_GPU_WHEELHOUSE to "
+            f"a directory of their wheels (pip download 'ray[train]=={RAY_VERSION}' pyarrow adlfs azure-identity -d DIR)"
+        )
     return python
+
+
+def _repoint(env_dir: Path, built_at: Path) -> None:
+    """A venv records its own path (pyvenv.cfg, scripts' shebangs); the interpreter itself runs from anywhere, and the
+    test only runs ``bin/python``, so only the config is rewritten."""
+    config = env_dir / "pyvenv.cfg"
+    config.write_text(config.read_text().replace(str(built_at), str(env_dir)))
 
 
 @pytest.fixture
@@ -174,6 +203,7 @@ def resolved(ray_python, pod_env, tmp_path) -> dict:
     return json.loads(run.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow  # builds Ray's venv the first time
 def test_ray_train_resolves_the_helpers_storage_at_the_pinned_version(resolved, pod_env):
     assert resolved["ray"] == RAY_VERSION and resolved["run_config"] == "ray.train.RunConfig", "Train V2, Ray's default"
     assert resolved["loaded_before_ray"] == []
@@ -188,6 +218,7 @@ def test_ray_train_resolves_the_helpers_storage_at_the_pinned_version(resolved, 
     )
 
 
+@pytest.mark.slow  # builds Ray's venv the first time
 def test_the_credential_is_the_pods_workload_identity_rebuilt_in_every_process(resolved, pod_env):
     """adlfs's DefaultAzureCredential: the environment credential has nothing to use, the workload identity credential
     reads the webhook's client, tenant and token file; unpickled elsewhere, the filesystem builds its own."""
@@ -200,6 +231,7 @@ def test_the_credential_is_the_pods_workload_identity_rebuilt_in_every_process(r
     assert resolved["pickled_bytes"] < 4096, "constructor arguments, not a credential object with its state"
 
 
+@pytest.mark.slow  # builds Ray's venv the first time
 def test_checkpoints_land_where_the_identity_may_write(resolved, train):
     """Ray writes the run under <storage path>/<run name>; the identity's grant is the container, writing only below
     the checkpoint prefix (the role assignment's condition)."""
@@ -211,6 +243,7 @@ def test_checkpoints_land_where_the_identity_may_write(resolved, train):
     assert experiment.startswith(f"{container}/") and f"{experiment.removeprefix(container + '/')}/".startswith(prefix)
 
 
+@pytest.mark.slow  # builds Ray's venv the first time
 def test_the_storage_path_alone_is_no_uri_ray_can_open(resolved):
     """Why the helper exists: without the filesystem, Ray hands the path to pyarrow's FileSystem.from_uri."""
     traps = resolved["without_filesystem"]
