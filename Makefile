@@ -37,10 +37,11 @@ format: $(BIN)/.installed
 snapshots: $(BIN)/.installed  ## refresh tests/snapshots after an intended change to rendered output
 	UPDATE_SNAPSHOTS=1 $(BIN)/python -m pytest -q tests/test_snapshots.py
 
-docs: $(BIN)/.installed  ## regenerate the generated parts of docs/: the rule table, the fit formula, the pins table, the stack-file reference
+docs: $(BIN)/.installed  ## regenerate the generated parts of docs/ (the rule table, the fit formula, the pins table, the stack-file reference) and the lazy packages' type stubs
 	$(BIN)/python -m aks_gpu_inference.policies.rule_table --write docs/policies.md
 	$(BIN)/python -m aks_gpu_inference.planner.docgen
 	$(BIN)/python -m aks_gpu_inference.components.stack.reference --write docs/stack-file.md
+	$(BIN)/python tools/lazy_stubs.py --write
 
 bench: $(BIN)/.installed  ## benchmarks; print ratios measured in one run
 	$(BIN)/python bench/plan_bench.py

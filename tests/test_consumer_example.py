@@ -73,6 +73,9 @@ def test_wheel_ships_the_packages_data_and_command(installed):
     )
     assert (root / "components" / "gateway" / "refresher" / "refresh_token.py").is_file()
     assert (root / "planner" / "cli.py").is_file() and (root / "policies" / "rules").is_dir()
+    stubs = {p.relative_to(REPO) for p in (REPO / "components").rglob("__init__.pyi")}
+    assert stubs and all((root / stub).is_file() for stub in stubs), "type checkers see the lazy packages' names"
+    assert all((root / package / "py.typed").is_file() for package in ("components", "planner", "policies"))
     entry_points = next(installed.glob("aks_gpu_inference-*.dist-info")) / "entry_points.txt"
     assert "aks-gpu = aks_gpu_inference.planner.cli:main" in entry_points.read_text()
 
