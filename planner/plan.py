@@ -16,11 +16,10 @@ from aks_gpu_inference.components.core.errors import ConfigError, StackFileConfi
 from aks_gpu_inference.planner import analyzer, charts, claims, deploy, verdict
 from aks_gpu_inference.planner.deploy import capacity as deploy_capacity
 from aks_gpu_inference.planner.deploy import crds as deploy_crds
-from aks_gpu_inference.planner.deploy import default_pools
+from aks_gpu_inference.planner.deploy import default_pools, gateway_paths
 from aks_gpu_inference.planner.engine import program as engine
 from aks_gpu_inference.planner.inputs import stackfile
 from aks_gpu_inference.planner.inputs.upstream import upstream_dir
-from aks_gpu_inference.planner.report import gateway as gateway_report
 
 
 @dataclass(frozen=True)
@@ -114,7 +113,7 @@ def plan(project_dir: Path, stack_name: str, options: PlanOptions, progress: Cal
         claims=claim_verdicts,
         model=model,
         findings=deploy.run(model, options.as_of, upstream),
-        gateway=gateway_report.build(model, upstream),
+        gateway=gateway_paths.build(model, upstream),
         unchecked_crds=deploy_crds.unchecked(model, upstream),
         snapshot_notes=deploy_crds.snapshots(model, upstream),
         rollouts=deploy_capacity.rollouts(model),

@@ -1,21 +1,9 @@
-"""The gateway part of ``aks-gpu plan``: each listener's HTTP filter chain, who answers each kind of
-request, and every image the stack pulls."""
+"""The gateway part of ``aks-gpu plan``, printed: each listener's HTTP filter chain, who answers each kind of
+request, and every image the stack pulls (the data: ``deploy/gateway_paths.py``)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
-from pathlib import Path
-
-from aks_gpu_inference.planner.deploy import images, request_path
 from aks_gpu_inference.planner.report.tables import table
-
-
-def build(model, upstream: Path | None) -> dict:
-    paths, _ = request_path.walk(model, upstream)
-    return {
-        "gateways": [asdict(p) for p in paths],
-        "images": [asdict(i) for i in images.pulled(model)],
-    }
 
 
 def text(report: dict) -> str:
