@@ -23,8 +23,9 @@ import pulumi
 import pulumi.config
 import pulumi.resource
 from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import resource as pulumi_resource_runtime
 from pulumi.runtime import rpc, settings
-from pulumi.runtime.proto import resource_pb2
+from pulumi.runtime.proto import resource_pb2, source_pb2
 from pulumi.runtime.stack import run_in_stack
 from pulumi.runtime.sync_await import _sync_await
 
@@ -279,6 +280,23 @@ def _alias_specs_only():
         pulumi.resource.collapse_alias_to_urn = collapse
 
 
+@contextlib.contextmanager
+def _no_stack_traces():
+    """Skip the SDK's capture of the Python stack for every resource while the mock monitor runs the program.
+
+    ``register_resource`` (pulumi 3.272.0, pulumi/runtime/resource.py ``_get_stack_trace``) walks the whole stack
+    with ``traceback.extract_stack`` for each resource, about a tenth of a mock run, only to send it as the request's
+    ``stackTrace`` and ``sourcePosition``, which the engine shows next to diagnostics; the mock monitor reads neither
+    (tests/planner/test_plan_speed.py). ``requirements.txt`` pins pulumi exactly; ``pulumi up`` never runs this code.
+    """
+    capture = pulumi_resource_runtime._get_stack_trace
+    pulumi_resource_runtime._get_stack_trace = source_pb2.StackTrace
+    try:
+        yield
+    finally:
+        pulumi_resource_runtime._get_stack_trace = capture
+
+
 def run_function(
     program: Callable[[], Any],
     project: str,
@@ -302,6 +320,7 @@ def run_function(
     with (
         _engine_environment(project_dir or Path.cwd(), config or {}, secret_keys or []),
         _alias_specs_only(),
+        _no_stack_traces(),
         _recording_config_reads(read),
         _recording_warnings(warned),
     ):
