@@ -15,7 +15,7 @@ import yaml
 
 from aks_gpu_inference.planner.engine.program import ProgramRun
 from aks_gpu_inference.planner.engine.values import kubernetes_object, plain
-from aks_gpu_inference.planner.report import picture, summary
+from aks_gpu_inference.planner.report import picture, plan_markdown, summary
 
 if TYPE_CHECKING:
     from aks_gpu_inference.planner.charts import ChartRender
@@ -140,7 +140,7 @@ def write(plan: Plan, out_dir: Path) -> dict[str, int]:
     _json(out_dir / "deployability.json", deployability)
     document = summary.build(plan)
     _json(out_dir / "summary.json", document)
-    (out_dir / "plan.md").write_text(summary.markdown(document))
+    (out_dir / "plan.md").write_text(plan_markdown.markdown(document))
     (out_dir / "plan.html").write_text(picture.html(document))
     return counts
 
