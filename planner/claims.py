@@ -26,7 +26,8 @@ from aks_gpu_inference.components.core.labels import (
 )
 from aks_gpu_inference.components.gpu.compute_domain import CHANNEL_CLASS_CEL, CHANNEL_DEVICE_CLASS, COMPUTE_DOMAIN_DRIVER
 from aks_gpu_inference.planner.azure.pools import agent_pool, aks_managed_gpus
-from aks_gpu_inference.planner.engine.program import ProgramRun, interconnect_attributes
+from aks_gpu_inference.planner.engine.mocks import interconnect_attributes
+from aks_gpu_inference.planner.engine.program import ProgramRun
 from aks_gpu_inference.planner.engine.values import plain
 from aks_gpu_inference.policies.cel import cel_environment
 

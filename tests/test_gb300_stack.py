@@ -9,7 +9,7 @@ import pytest
 from aks_gpu_inference.components.azure.interconnect import INTERCONNECT_LABEL
 from aks_gpu_inference.components.core import pins
 from aks_gpu_inference.planner import claims
-from aks_gpu_inference.planner.engine.program import interconnect_attributes
+from aks_gpu_inference.planner.engine.mocks import interconnect_attributes
 from aks_gpu_inference.planner.engine.values import plain
 from tests.conftest import expanded_stack, planned_stack
 
