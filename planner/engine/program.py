@@ -29,6 +29,7 @@ from pulumi.runtime.stack import run_in_stack
 from pulumi.runtime.sync_await import _sync_await
 
 from aks_gpu_inference.planner.engine.mocks import PlaceholderMocks, placeholder
+from aks_gpu_inference.planner.engine.values import plain
 
 SECRET = "<secret>"
 
@@ -43,6 +44,7 @@ class Registered:
     parent: str | None
     custom: bool
     inputs: dict[str, Any]
+    """Secrets masked, whole numbers as ints (``values.plain``): readers never normalise them again."""
     options: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -61,6 +63,7 @@ class ProgramRun:
     stack: str
     resources: list[Registered]
     outputs: dict[str, Any]
+    """The stack's outputs, masked and normalised as ``Registered.inputs`` are."""
     config_read: frozenset[str] = frozenset()
     """Full config keys the program asked for (``pulumi.Config().get``/``require``/secret forms alike)."""
     warnings: tuple[str, ...] = ()
@@ -117,7 +120,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                     name=request.name,
                     parent=request.parent or None,
                     custom=bool(request.custom),
-                    inputs=mask_secrets(rpc.deserialize_properties(request.object, keep_unknowns=True)),
+                    inputs=plain(mask_secrets(rpc.deserialize_properties(request.object, keep_unknowns=True))),
                     options=options,
                 )
             )
@@ -125,7 +128,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
 
     def RegisterResourceOutputs(self, request):
         if request.urn.endswith(f"::pulumi:pulumi:Stack::{pulumi.get_project()}-{pulumi.get_stack()}"):
-            self.stack_outputs = mask_secrets(rpc.deserialize_properties(request.outputs, keep_unknowns=True))
+            self.stack_outputs = plain(mask_secrets(rpc.deserialize_properties(request.outputs, keep_unknowns=True)))
         return super().RegisterResourceOutputs(request)
 
 

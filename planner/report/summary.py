@@ -43,7 +43,6 @@ from aks_gpu_inference.planner import verdict
 from aks_gpu_inference.planner.azure import preflight
 from aks_gpu_inference.planner.azure import quota as demand
 from aks_gpu_inference.planner.deploy import CHECKS, NOT_CHECKED
-from aks_gpu_inference.planner.engine.values import plain
 from aks_gpu_inference.planner.report import sections, topology
 
 if TYPE_CHECKING:
@@ -70,9 +69,9 @@ def build(plan: Plan) -> dict[str, Any]:
         "pools": _pools(plan, topo, cost),
         "workloads": [w.as_dict() for w in topo.workloads],
         "cost": cost,
-        "training_cost": plain(run.outputs.get("training") or {}).get("cost"),
+        "training_cost": (run.outputs.get("training") or {}).get("cost"),
         "quota": _quota(plan),
-        "models": [{"name": name} | fit for name, fit in sorted(plain(run.outputs.get("model_fits") or {}).items())],
+        "models": [{"name": name} | fit for name, fit in sorted((run.outputs.get("model_fits") or {}).items())],
         "checks": _checks(plan),
         "rollouts": [{"workload": workload, "rollout": what} for workload, what in plan.rollouts],
         "platform_pool": plan.platform_pool,
