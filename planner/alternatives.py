@@ -3,7 +3,7 @@ that fits it at its context and settings, priced for its region, cheapest first,
 
 The parts are the project's own: the memory fit a VllmService checks (``vllm_checks.fit_settings``, ``models.fit``),
 list prices per region (``catalog.vm_price``: Microsoft's Retail Prices snapshot), the gateway's cost per token
-(``router_config.self_hosted_cost_per_million`` over the replica's share of its VM), the quota families
+(``token_cost.self_hosted_cost_per_million`` over the replica's share of its VM), the quota families
 (``quota.family_of``) and each region's zones (``regions``). Pure: no Pulumi, no Azure; ``aks-gpu preflight
 --alternatives`` asks Azure about the quota of the top placements.
 
@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from aks_gpu_inference.components.core import catalog, models, quota, regions
-from aks_gpu_inference.components.gateway.router_config import self_hosted_cost_per_million
+from aks_gpu_inference.components.core.token_cost import self_hosted_cost_per_million
 
 SPOT_BASIS = "on-demand ceiling"
 """How a Spot rung is priced: the snapshot has no Spot meters, and spotMaxPrice -1 pays up to the on-demand price."""

@@ -40,7 +40,6 @@ def planned(project_dir: Path, stack_name: str) -> dict[str, dict]:
 
     from aks_gpu_inference.components.core.errors import ConfigError
     from aks_gpu_inference.planner.engine import program as engine
-    from aks_gpu_inference.planner.engine.values import plain
     from aks_gpu_inference.planner.inputs import stackfile
 
     stack = stackfile.read_stack(project_dir, stack_name)
@@ -48,7 +47,7 @@ def planned(project_dir: Path, stack_name: str) -> dict[str, dict]:
         run = engine.run_program(project_dir, stack.project, stack.stack, stack.config, stack.secret_keys)
     except pulumi.RunError as err:
         raise ConfigError("a component of the stack program refused its arguments", [str(err)]) from None
-    return plain(run.outputs.get("model_placements") or {})
+    return run.outputs.get("model_placements") or {}
 
 
 def chosen_regions(text: str | None) -> list[str] | None:
@@ -72,7 +71,7 @@ def chosen_regions(text: str | None) -> list[str] | None:
 
 def needs(placements: dict[str, dict], only: str | None) -> list[tuple[alternatives.Need, alternatives.Current]]:
     """What each self-hosted model asks, and where it runs now (the stack's ``model_placements``, whole numbers as ints:
-    ``engine.values.plain``); ``only``: one."""
+    ``engine.program.ProgramRun.outputs``); ``only``: one."""
     from aks_gpu_inference.components.core.models import ModelFactsArgs
     from aks_gpu_inference.planner import alternatives
 

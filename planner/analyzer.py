@@ -19,7 +19,6 @@ from pulumi_policy.policy import _PolicyAnalyzerServicer
 
 from aks_gpu_inference.planner import __version__
 from aks_gpu_inference.planner.engine.program import ProgramRun, Registered
-from aks_gpu_inference.planner.engine.values import plain
 from aks_gpu_inference.policies.pack import DESCRIPTION, PACK_NAME, POLICIES
 from aks_gpu_inference.policies.rules import RULES
 
@@ -50,7 +49,7 @@ def new_servicer() -> _PolicyAnalyzerServicer:
 
 def struct(value: Mapping[str, Any]) -> struct_pb2.Struct:
     message = struct_pb2.Struct()
-    json_format.ParseDict(plain(dict(value)), message)
+    json_format.ParseDict(dict(value), message)
     return message
 
 
@@ -134,5 +133,5 @@ def exemptions(run: ProgramRun, config: Mapping[str, Mapping[str, Any]] | None =
     from aks_gpu_inference.policies.manifests import Resource
     from aks_gpu_inference.policies.rules import evaluate_all
 
-    resources = [Resource(r.type, r.name, plain(r.inputs), r.urn) for r in run.resources if r.custom]
+    resources = [Resource(r.type, r.name, r.inputs, r.urn) for r in run.resources if r.custom]
     return evaluate_all(resources, dict(config or {}))[1]

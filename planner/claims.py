@@ -26,8 +26,8 @@ from aks_gpu_inference.components.core.labels import (
 )
 from aks_gpu_inference.components.gpu.compute_domain import CHANNEL_CLASS_CEL, CHANNEL_DEVICE_CLASS, COMPUTE_DOMAIN_DRIVER
 from aks_gpu_inference.planner.azure.pools import agent_pool, aks_managed_gpus
-from aks_gpu_inference.planner.engine.program import ProgramRun, interconnect_attributes
-from aks_gpu_inference.planner.engine.values import plain
+from aks_gpu_inference.planner.engine.mocks import interconnect_attributes
+from aks_gpu_inference.planner.engine.program import ProgramRun
 from aks_gpu_inference.policies.cel import cel_environment
 
 # The classes the NVIDIA DRA driver chart creates itself (its deviceclass templates).
@@ -208,12 +208,12 @@ def _expressions(selectors: Any) -> list[str]:
 
 def sim_pools(run: ProgramRun) -> list[SimPool]:
     """The plan's GPU pools, with which DRA drivers would run on them."""
-    charts = {r.name: plain(r.inputs) for r in run.resources if r.type == "kubernetes:helm.sh/v4:Chart"}
+    charts = {r.name: r.inputs for r in run.resources if r.type == "kubernetes:helm.sh/v4:Chart"}
     dranet = next((c for c in charts.values() if str(c.get("chart", "")).endswith("/dranet")), None)
     gpu_driver = next((c for c in charts.values() if "dra-driver-nvidia-gpu" in str(c.get("chart", ""))), None)
     domains = bool(((gpu_driver or {}).get("values", {}).get("resources") or {}).get("computeDomains", {}).get("enabled"))
     groups = {
-        str(plain(r.inputs).get("interconnectGroupName")): interconnect_attributes(r.name)
+        str(r.inputs.get("interconnectGroupName")): interconnect_attributes(r.name)
         for r in run.resources
         if r.type == "azure-native:network:InterconnectGroup"
     }
@@ -280,14 +280,14 @@ class _Request:
 
 def check(run: ProgramRun) -> list[Verdict]:
     """A verdict per (claim template, request, target pool)."""
-    templates = [plain(r.inputs) for r in run.resources if r.type.endswith("resource.k8s.io/v1:ResourceClaimTemplate")]
-    templates += [domain_channel_template(plain(r.inputs)) for r in run.resources if r.type.endswith(":ComputeDomain")]
+    templates = [r.inputs for r in run.resources if r.type.endswith("resource.k8s.io/v1:ResourceClaimTemplate")]
+    templates += [domain_channel_template(r.inputs) for r in run.resources if r.type.endswith(":ComputeDomain")]
     if not templates:
         return []
     classes = dict(CHART_CLASSES)
     for r in run.resources:
         if r.type.endswith("resource.k8s.io/v1:DeviceClass"):
-            inputs = plain(r.inputs)
+            inputs = r.inputs
             classes[inputs["metadata"]["name"]] = (
                 " && ".join(f"({e})" for e in _expressions(inputs["spec"].get("selectors"))) or "true"
             )

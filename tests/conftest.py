@@ -131,12 +131,11 @@ def skip_without_archives(run: ProgramRun) -> None:
     """Skip a test that renders ``run``'s charts when one of their pinned archives is nowhere at hand: the plan would
     then differ only by what it could not render (pinned upstream data absent: skip with the reason)."""
     from aks_gpu_inference.planner.charts.expand import CHART_TYPES, chart_ref
-    from aks_gpu_inference.planner.engine.values import plain
 
     sources = chart_sources()
     missing = []
     for record in (r for r in run.resources if r.type in CHART_TYPES):
-        ref = chart_ref(plain(record.inputs))
+        ref = chart_ref(record.inputs)
         if sources.find(ref) is None:
             missing.append(f"{ref.name}-{ref.version.removeprefix('v')}.tgz")
     if missing:

@@ -9,15 +9,14 @@ import pytest
 from aks_gpu_inference.components.azure.interconnect import INTERCONNECT_LABEL
 from aks_gpu_inference.components.core import pins
 from aks_gpu_inference.planner import claims
-from aks_gpu_inference.planner.engine.program import interconnect_attributes
-from aks_gpu_inference.planner.engine.values import plain
+from aks_gpu_inference.planner.engine.mocks import interconnect_attributes
 from tests.conftest import expanded_stack, planned_stack
 
 GB300 = "Standard_ND128isr_GB300_v6"
 
 
 def _resources(suffix: str) -> list[dict]:
-    return [plain(r.inputs) for r in planned_stack("gb300").resources if r.type.endswith(suffix)]
+    return [r.inputs for r in planned_stack("gb300").resources if r.type.endswith(suffix)]
 
 
 def _group():
@@ -26,7 +25,7 @@ def _group():
 
 
 def test_the_stack_creates_an_infiniband_interconnect_group_of_one_gb300_rack():
-    group = plain(_group().inputs)
+    group = _group().inputs
     assert group["interconnectGroupName"] == "icg-aks-gpu-gb300" and group["scope"] == "InfiniBand"
     assert group["subgroupProfile"] == {"vmSize": GB300, "scope": "VerticalConnect", "size": 18}
     assert group["location"] == "eastus"

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from aks_gpu_inference.components.core import models, startup
 from aks_gpu_inference.planner import claims
-from aks_gpu_inference.planner.engine.values import plain
 from tests.conftest import REPO, expanded_stack, planned_stack
 
 ENGINES = ("llama-70b-prefill", "llama-70b-decode")
@@ -13,7 +12,7 @@ ENGINES = ("llama-70b-prefill", "llama-70b-decode")
 
 def _deployments() -> dict[str, dict]:
     return {
-        r.inputs["metadata"]["name"]: plain(r.inputs)
+        r.inputs["metadata"]["name"]: r.inputs
         for r in planned_stack("llmd").resources
         if r.type == "kubernetes:apps/v1:Deployment" and r.inputs["metadata"]["name"] in ENGINES
     }
@@ -67,7 +66,7 @@ def test_the_nic_claims_are_satisfied_by_two_simulated_h100_nodes():
 
 
 def test_the_gateway_routes_the_model_to_llm_ds_inference_pool():
-    (route,) = [plain(r.inputs) for r in planned_stack("llmd").resources if r.type.endswith(":AIGatewayRoute")]
+    (route,) = [r.inputs for r in planned_stack("llmd").resources if r.type.endswith(":AIGatewayRoute")]
     rules = {rule["matches"][0]["headers"][0]["value"]: rule["backendRefs"] for rule in route["spec"]["rules"]}
     assert rules["llama-3.3-70b"] == [
         {

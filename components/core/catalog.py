@@ -1,7 +1,8 @@
 """The one source of facts about Azure GPU VM sizes.
 
 Components, policies and the planner read sizes from here; nothing else hard-codes a SKU.
-The data lives in ``gpu_sizes.json`` beside this module, each row with its ``source``.
+The data lives in ``gpu_sizes.json`` beside this module, each row with its ``source``; list prices per
+region are ``vm_prices``' (re-exported here).
 This module imports nothing from Pulumi so that ``aks-gpu scan`` stays fast.
 """
 
@@ -15,14 +16,18 @@ from datetime import date
 from functools import cache
 from pathlib import Path
 
+from .vm_prices import HOURS_PER_MONTH as HOURS_PER_MONTH
+from .vm_prices import REFERENCE_REGION as REFERENCE_REGION
+from .vm_prices import no_price as no_price
+from .vm_prices import price_known as price_known
+from .vm_prices import price_regions as price_regions
+from .vm_prices import price_snapshot as price_snapshot
+from .vm_prices import price_source as price_source
+from .vm_prices import regions_selling as regions_selling
+from .vm_prices import vm_price as vm_price
+
 MIG_INSTANCE_PROFILES = ("MIG1g", "MIG2g", "MIG3g", "MIG4g", "MIG7g")
 """The values AKS accepts for an agent pool's ``gpuInstanceProfile``."""
-
-HOURS_PER_MONTH = 730
-"""Azure's pricing calculator bills a month as 730 hours."""
-REFERENCE_REGION = "eastus"
-"""The region whose list prices ``GpuSku.price_usd_per_hour`` and ``aks-gpu fit`` quote (where every repo stack runs);
-a stack is priced for its own region with ``vm_price(size, region)``."""
 
 # Standard_<family><vCPUs>[-<constrained vCPUs>]<capability letters>[<extra>][_<accelerator>...][_v<n>]
 # e.g. Standard_ND96isr_H100_v5, Standard_ND96asr_v4, Standard_ND128isrG5_GB300_v6.
@@ -147,7 +152,7 @@ def _data() -> dict:
 @cache
 def skus() -> dict[str, GpuSku]:
     """Every GPU size in the catalog, by exact name."""
-    data, prices = _data(), _vm_prices()
+    data, snapshot = _data(), price_snapshot(REFERENCE_REGION)
     result = {}
     for row in data["sizes"]:
         row = dict(row)
@@ -155,51 +160,9 @@ def skus() -> dict[str, GpuSku]:
         row["mig_profiles"] = dict(data["mig_profiles"][mig]) if mig else {}
         hourly = vm_price(row["name"], REFERENCE_REGION)
         if hourly is not None:
-            row.update(price_usd_per_hour=hourly, price_date=prices["date"], price_source=price_source(REFERENCE_REGION))
+            row.update(price_usd_per_hour=hourly, price_date=snapshot["date"], price_source=snapshot["source"])
         result[row["name"]] = GpuSku(**row)
     return result
-
-
-@cache
-def _vm_prices() -> dict:
-    return json.loads(Path(__file__).with_name("vm_prices.json").read_text())
-
-
-def price_source(region: str) -> str:
-    """Where ``vm_price(..., region)`` comes from: the snapshot's file and map."""
-    return f'{_vm_prices()["source"]}, initialOnDemandPrices["{region}"]'
-
-
-def vm_price(vm_size: str, region: str) -> float | None:
-    """Pay-as-you-go Linux list price of one node in ``region``, USD per hour (``vm_prices.json``), or None: the
-    snapshot has no price for the size there (not sold there, or not a size the file keeps: ``price_known``)."""
-    return _vm_prices()["usd_per_hour"].get(region, {}).get(vm_size)
-
-
-def price_known(vm_size: str) -> bool:
-    """Whether ``vm_prices.json`` was generated for the size, so that a missing regional price means "not sold there"."""
-    return vm_size in _vm_prices()["sizes"]
-
-
-def price_regions() -> list[str]:
-    """The regions the price snapshot covers."""
-    return list(_vm_prices()["usd_per_hour"])
-
-
-def regions_selling(vm_size: str) -> list[str]:
-    """The regions whose snapshot prices the size (Microsoft sells it there; a subscription may still be refused it)."""
-    return [region for region, table in _vm_prices()["usd_per_hour"].items() if vm_size in table]
-
-
-def no_price(vm_size: str, region: str) -> str:
-    """Why ``vm_price(vm_size, region)`` is None, in words."""
-    if not price_known(vm_size):
-        return f"no price known for {vm_size} (components/core/vm_prices.json keeps the catalog's and the stacks' sizes)"
-    if region not in _vm_prices()["usd_per_hour"]:
-        return f"no price known for {vm_size} in {region}: the Retail Prices snapshot has no map for that region"
-    return (
-        f"no price known for {vm_size} in {region}: the Retail Prices snapshot of {_vm_prices()['date']} does not sell it there"
-    )
 
 
 def is_retired(sku: GpuSku) -> bool:
@@ -325,12 +288,6 @@ def control_plane_usd_per_hour(tier: str) -> float:
 
 def control_plane_source() -> str:
     return _data()["aks_control_plane"]["source"]
-
-
-def price_snapshot(region: str = REFERENCE_REGION) -> dict[str, str]:
-    """Date, region and source of the list prices quoted for ``region``."""
-    prices = _vm_prices()
-    return {"date": prices["date"], "region": region, "source": price_source(region), "note": prices["source_note"]}
 
 
 @cache

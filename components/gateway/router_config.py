@@ -116,7 +116,7 @@ class RouterModel(BaseModel):
 
     prompt_usd_per_million: float = Field(default=0.0, ge=0)
     """Default 0. USD per 1M prompt tokens, used by vSR cost metrics; for self-hosted models see
-    :func:`self_hosted_cost_per_million`, for Azure OpenAI use the list price of the deployment."""
+    ``core.token_cost.self_hosted_cost_per_million``, for Azure OpenAI use the list price of the deployment."""
 
     completion_usd_per_million: float = Field(default=0.0, ge=0)
     """Default 0. USD per 1M completion tokens (as above)."""
@@ -376,22 +376,3 @@ def default_decisions(self_hosted: str, frontier: str) -> list[RouterDecision]:
         RouterDecision(name="hard-domains", priority=120, categories=list(HARD_CATEGORIES), model=frontier),
         RouterDecision(name="easy-domains", priority=100, categories=list(EASY_CATEGORIES), model=self_hosted),
     ]
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-# Pricing helper
-
-
-def self_hosted_cost_per_million(price_usd_per_hour: float, tokens_per_second: float) -> float:
-    """Estimated USD per 1M output tokens for a self-hosted pool.
-
-    ``price_usd_per_hour`` is the pool's hourly price (all its nodes); ``tokens_per_second`` is an *assumed* sustained
-    aggregate output throughput, so the result is an estimate for vSR's pricing fields, not a bill. A pool that is idle
-    part of the time costs more per token than this.
-    """
-    if price_usd_per_hour < 0:
-        raise ValueError(f"price_usd_per_hour must be >= 0, got {price_usd_per_hour}")
-    if tokens_per_second <= 0:
-        raise ValueError(f"tokens_per_second must be > 0, got {tokens_per_second}")
-    tokens_per_hour = tokens_per_second * 3600
-    return price_usd_per_hour / tokens_per_hour * 1_000_000

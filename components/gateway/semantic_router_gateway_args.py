@@ -17,6 +17,7 @@ from ..core import catalog
 from ..core.endpoints import DYNAMO_FRONTEND_PORT, KAITO_SERVICE_PORT, VLLM_PORT
 from ..core.errors import FieldProblem, validation_problems
 from ..core.names import DNS_LABEL
+from ..core.token_cost import self_hosted_cost_per_million
 from . import router_config
 from .ai_gateway_args import AiGatewayArgs, GatewayBackend
 from .tracing import OTLP_PORT
@@ -174,7 +175,7 @@ def replica_usd_per_hour(sku: catalog.GpuSku, gpus: int, region: str) -> float:
 
 def _self_hosted(model: str, endpoint: str, usd_per_hour: float, tokens_per_second: float) -> router_config.RouterModel:
     """A self-hosted router model priced at its hourly share over an assumed throughput (an estimate)."""
-    cost = round(router_config.self_hosted_cost_per_million(usd_per_hour, tokens_per_second), 4)
+    cost = round(self_hosted_cost_per_million(usd_per_hour, tokens_per_second), 4)
     return router_config.RouterModel(
         name=model, kind="self-hosted", endpoint=endpoint, prompt_usd_per_million=cost, completion_usd_per_million=cost
     )

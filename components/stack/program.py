@@ -5,14 +5,13 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 
 import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_azure_native import resources
 
-from .._base import ComponentInputError, StackFileError
+from .._base import StackFileError
 from ..azure import managed_gpu
 from ..azure.aks_cluster import AksCluster
 from ..azure.gpu_node_pool import GpuNodePool
@@ -37,6 +36,7 @@ from ..serving.vllm_service_args import AzureServices, GpuPlacement, ScalingMoni
 from ..training.distributed_training import DistributedTraining
 from ..training.distributed_training_args import CheckpointStore, TrainingWorkers
 from . import exports
+from .client_keys import gateway_client_keys
 from .component_checks import component_problems
 from .config import StackConfig, config_from_env, parse_stack_config
 from .gate_images import workload_gate_images
@@ -311,50 +311,11 @@ def _dynamo(config: StackConfig, stack: Stack, pools: dict[str, GpuNodePool]) ->
     pulumi.export("dynamo_fits", {role: exports.fit_summary(fit) for role, fit in stack.dynamo.fit.items()})
 
 
-_CLIENT_KEYS_HINT = 'set one per client with: pulumi config set --secret gateway_client_keys \'{"<client>": "<key>", ...}\''
-
-
-def _check_client_keys(settings: pulumi.Config, client_ids: list[str]) -> None:
-    """Refuse a ``gateway_client_keys`` secret without a key for every configured client, before any
-    resource exists. Only its key names are compared; the secret itself is never printed (Pulumi's own
-    "not a valid JSON object" message would quote it)."""
-    raw = settings.get("gateway_client_keys")
-    if raw is None:
-        return  # require_secret_object reports the missing secret
-    try:
-        keys = json.loads(raw)
-    except ValueError:
-        keys = None
-    if not isinstance(keys, dict):
-        raise ComponentInputError(
-            "the gateway_client_keys secret is invalid", ["expected a JSON object of client id -> API key", _CLIENT_KEYS_HINT]
-        )
-    missing = [c for c in client_ids if not isinstance(keys.get(c), str) or not keys[c]]
-    if missing:
-        raise ComponentInputError(
-            "the gateway_client_keys secret lacks configured clients",
-            [f"gateway.gateway.client_ids lists {c!r}, but the secret has no key (a non-empty string) for it" for c in missing]
-            + [_CLIENT_KEYS_HINT],
-        )
-
-
-def _client_key(keys: dict, client: str) -> str:
-    if isinstance(keys.get(client), str):
-        return keys[client]
-    raise ComponentInputError(
-        "the gateway_client_keys secret lacks configured clients", [f"no key for {client!r}", _CLIENT_KEYS_HINT]
-    )
-
-
 def _gateway(config: StackConfig, stack: Stack, group_name: pulumi.Input[str]) -> None:
     """The single endpoint: semantic router, AI gateway, Azure OpenAI, Grafana."""
     settings = pulumi.Config()
-    client_ids = config.gateway.gateway.client_ids
     # With Entra ID tokens there are no API keys to read (AiGatewayArgs.entra_tenant_id).
-    if client_ids:
-        _check_client_keys(settings, client_ids)
-    keys = settings.require_secret_object("gateway_client_keys") if client_ids else None
-    client_keys = {client: keys.apply(lambda k, c=client: _client_key(k, c)) for client in client_ids}
+    client_keys = gateway_client_keys(settings, config.gateway.gateway.client_ids)
     stack.gateway = SemanticRouterGateway(
         "gateway",
         config.gateway,

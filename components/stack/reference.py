@@ -85,7 +85,7 @@ def _reader(cls: type, inherited: str) -> str:
     name = cls.__name__
     if name.endswith("Args") and name[: -len("Args")] in components.__all__:
         return name[: -len("Args")]
-    if cls.__module__.endswith("stack.config"):
+    if cls.__module__.endswith(("stack.config", "stack.config_sections")):
         return STACK_PROGRAM
     return inherited
 

@@ -6,13 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from aks_gpu_inference.planner.engine.program import Registered
-from aks_gpu_inference.planner.engine.values import plain
 
 
 def agent_pool(record: Registered) -> tuple[str, dict[str, Any]] | None:
     """(pool name, its ARM properties) of a standalone agent pool; None for any other resource."""
     if record.type.startswith("azure-native:containerservice") and record.type.endswith(":AgentPool"):
-        inputs = plain(record.inputs)
+        inputs = record.inputs
         return str(inputs.get("agentPoolName", record.name)), inputs
     inputs = record.inputs
     generic = (
@@ -22,7 +21,7 @@ def agent_pool(record: Registered) -> tuple[str, dict[str, Any]] | None:
     )
     if not generic:
         return None
-    return str(inputs.get("resourceName", record.name)), plain(inputs.get("properties") or {})
+    return str(inputs.get("resourceName", record.name)), inputs.get("properties") or {}
 
 
 def aks_managed_gpus(props: dict[str, Any]) -> bool:

@@ -46,7 +46,6 @@ def plan_asks(project_dir: Path, stack_name: str):
 
     from aks_gpu_inference.planner.azure import preflight
     from aks_gpu_inference.planner.engine import program as engine
-    from aks_gpu_inference.planner.engine.values import plain
     from aks_gpu_inference.planner.inputs import stackfile
 
     stack = stackfile.read_stack(project_dir, stack_name)
@@ -55,7 +54,7 @@ def plan_asks(project_dir: Path, stack_name: str):
     except pulumi.RunError as err:
         raise ConfigError("a component of the stack program refused its arguments", [str(err)]) from None
     asks = preflight.stack_asks(run.resources, _region(run, stack.config, stack.project))
-    return asks, stack.config, plain(run.outputs.get("model_placements") or {})
+    return asks, stack.config, run.outputs.get("model_placements") or {}
 
 
 def _cannot_ask(err: Exception, what: str) -> str:

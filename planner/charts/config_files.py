@@ -12,7 +12,6 @@ from pathlib import Path
 from aks_gpu_inference.planner.charts import helm
 from aks_gpu_inference.planner.charts.model import ChartRender, Crd, with_namespace
 from aks_gpu_inference.planner.engine.program import Registered
-from aks_gpu_inference.planner.engine.values import plain
 from aks_gpu_inference.planner.inputs.upstream import snapshot_note
 
 GAIE = "https://github.com/kubernetes-sigs/gateway-api-inference-extension/releases/download"
@@ -31,7 +30,7 @@ RELEASE_MANIFESTS = {
 
 def render_config_file(resource: Registered, upstream: Path | None, project_dir: Path | None, namespace: str) -> ChartRender:
     """The objects a ConfigFile registers, as its file holds them."""
-    inputs = plain(resource.inputs)
+    inputs = resource.inputs
     file = str(inputs.get("file", ""))
     tag = re.search(r"/download/([^/]+)/", file)
     render = ChartRender(resource, Path(file).name or file, tag[1] if tag else "", resource.name, namespace, {}, "unknown")

@@ -52,7 +52,7 @@ def chart_ref(inputs: dict[str, Any]) -> ChartRef:
 
 def render_chart(resource: Registered, sources: ChartSources, namespace: str) -> ChartRender:
     """One registered chart resource rendered as Pulumi's provider would render it."""
-    inputs = plain(resource.inputs)
+    inputs = resource.inputs
     ref = chart_ref(inputs)
     release = str(inputs.get("name") or resource.name)
     values = inputs.get("values") or {}
@@ -178,7 +178,7 @@ def _provider_namespaces(run: ProgramRun) -> dict[str, str]:
 
 
 def release_namespace(resource: Registered, providers: dict[str, str]) -> str:
-    inputs = plain(resource.inputs)
+    inputs = resource.inputs
     if inputs.get("namespace"):
         return str(inputs["namespace"])
     provider = str(resource.options.get("provider") or "").split("::")
@@ -228,7 +228,9 @@ def child_records(render: ChartRender) -> list[Registered]:
         options = {"provider": parent.options.get("provider")} if parent.options.get("provider") else {}
         if parent.options.get("dependsOn"):
             options["dependsOn"] = list(parent.options["dependsOn"])
-        records.append(Registered(urn=urn, type=token, name=name, parent=parent.urn, custom=True, inputs=obj, options=options))
+        records.append(
+            Registered(urn=urn, type=token, name=name, parent=parent.urn, custom=True, inputs=plain(obj), options=options)
+        )
     return records
 
 

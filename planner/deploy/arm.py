@@ -14,7 +14,6 @@ from aks_gpu_inference.components.core import pins, vm_disks
 from aks_gpu_inference.components.core.names import AKS_POOL_NAME
 from aks_gpu_inference.planner.deploy.finding import Finding
 from aks_gpu_inference.planner.deploy.model import DeployModel
-from aks_gpu_inference.planner.engine.values import plain
 
 # (property path in an agent pool or the cluster, enum class of pulumi_azure_native.containerservice)
 POOL_ENUMS = (
@@ -150,7 +149,7 @@ def check(model: DeployModel) -> list[Finding]:
     findings = []
     for record in model.run.resources:
         if record.type.endswith("containerservice:ManagedCluster"):
-            findings += _enum_findings(plain(record.inputs), CLUSTER_ENUMS, f"ManagedCluster {record.name}")
+            findings += _enum_findings(record.inputs, CLUSTER_ENUMS, f"ManagedCluster {record.name}")
     for pool in model.pools:
         findings += _pool_findings(pool.props, pool.where)
     return findings

@@ -15,12 +15,11 @@ from aks_gpu_inference.components.core.labels import INTERCONNECT_LABEL
 from aks_gpu_inference.components.core.labels import INTERCONNECT_SUBGROUP_ATTRIBUTE as SUBGROUP_ATTRIBUTE
 from aks_gpu_inference.planner.deploy.finding import Finding
 from aks_gpu_inference.planner.deploy.model import DeployModel
-from aks_gpu_inference.planner.engine.values import plain
 
 
 def check(model: DeployModel) -> list[Finding]:
     groups = {
-        str(plain(r.inputs).get("interconnectGroupName")): r
+        str(r.inputs.get("interconnectGroupName")): r
         for r in model.run.resources
         if r.type == "azure-native:network:InterconnectGroup"
     }

@@ -12,7 +12,6 @@ from datetime import date
 from aks_gpu_inference.components.core import lifecycle
 from aks_gpu_inference.planner.deploy.finding import Finding
 from aks_gpu_inference.planner.deploy.model import DeployModel
-from aks_gpu_inference.planner.engine.values import plain
 
 
 def subjects(model: DeployModel) -> list[tuple[str, str, str]]:
@@ -22,7 +21,7 @@ def subjects(model: DeployModel) -> list[tuple[str, str, str]]:
     if isinstance(version, str):
         found.append(("aks_kubernetes", version, "ManagedCluster kubernetesVersion"))
     for record in model.run.resources:
-        inputs = plain(record.inputs)
+        inputs = record.inputs
         if record.type.endswith("cognitiveservices:Deployment"):
             model_spec = (inputs.get("properties") or {}).get("model") or {}
             if model_spec.get("name") and model_spec.get("version"):

@@ -16,7 +16,6 @@ from aks_gpu_inference.components.core.labels import AGENTPOOL_LABEL, SPOT_LABEL
 from aks_gpu_inference.planner.azure.pools import agent_pool, aks_managed_gpus
 from aks_gpu_inference.planner.charts import CLUSTER_SCOPED, ChartRender, child_records
 from aks_gpu_inference.planner.engine.program import ProgramRun, Registered
-from aks_gpu_inference.planner.engine.values import plain
 from aks_gpu_inference.policies.manifests import Resource, pod_templates
 
 BUILT_IN_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
@@ -26,6 +25,7 @@ BUILT_IN_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-
 class KubeObject:
     record: Registered
     manifest: dict[str, Any]
+    """The record's own inputs, not a copy: checks read it and never change it."""
     chart: ChartRender | None = None
 
     @property
@@ -195,16 +195,16 @@ def assemble(run: ProgramRun, charts: list[ChartRender], claims: list[Any] | Non
     for record in run.resources:
         if record.is_kubernetes:
             parent_chart = by_chart.get(record.parent or "")
-            objects.append(KubeObject(record, plain(record.inputs), parent_chart))
+            objects.append(KubeObject(record, record.inputs, parent_chart))
     for chart in charts:
         if chart.resource.type == "kubernetes:helm.sh/v3:Release":
             objects += [KubeObject(r, r.inputs, chart) for r in child_records(chart)]
-    cluster = next((plain(r.inputs) for r in run.resources if r.type.endswith("containerservice:ManagedCluster")), {})
+    cluster = next((r.inputs for r in run.resources if r.type.endswith("containerservice:ManagedCluster")), {})
     location = str(cluster.get("location", ""))
     pools = []
     for record in run.resources:
         if record.type.endswith("containerservice:ManagedCluster"):
-            for index, profile in enumerate(plain(record.inputs).get("agentPoolProfiles") or []):
+            for index, profile in enumerate(record.inputs.get("agentPoolProfiles") or []):
                 pools.append(_pool(record, profile, location, f"ManagedCluster {record.name} agentPoolProfiles[{index}]"))
         elif (found := agent_pool(record)) is not None:
             name, props = found

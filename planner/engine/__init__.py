@@ -1,2 +1,2 @@
-"""The stack program run offline under Pulumi's mocks (``program``), and the values as the engine gives them
-(``values``)."""
+"""The stack program run offline under Pulumi's mocks (``program``), what the mocks answer in place of the cloud
+(``mocks``), and the values as the engine gives them (``values``)."""

@@ -1,14 +1,13 @@
 """Runs a Pulumi Python program offline, under the SDK's mocks, and records what it registers.
 
-No Pulumi CLI, no provider plugins, no cloud: the mocks echo each resource's inputs as its outputs
-and fill the fields a provider would compute with marked placeholders (``<computed:...>``), so
+No Pulumi CLI, no provider plugins, no cloud: the mocks (``mocks``) echo each resource's inputs as its
+outputs and fill the fields a provider would compute with marked placeholders (``<computed:...>``), so
 nothing here can be mistaken for a real ID. Uses SDK internals (mock monitor, ``run_pulumi_func``),
 which is why ``requirements.txt`` pins ``pulumi`` exactly.
 """
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import json
 import os
@@ -23,19 +22,16 @@ import pulumi
 import pulumi.config
 import pulumi.resource
 from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import resource as pulumi_resource_runtime
 from pulumi.runtime import rpc, settings
-from pulumi.runtime.proto import resource_pb2
+from pulumi.runtime.proto import resource_pb2, source_pb2
 from pulumi.runtime.stack import run_in_stack
 from pulumi.runtime.sync_await import _sync_await
 
-from aks_gpu_inference.components.core import pins
+from aks_gpu_inference.planner.engine.mocks import PlaceholderMocks, placeholder
+from aks_gpu_inference.planner.engine.values import plain
 
 SECRET = "<secret>"
-
-
-def placeholder(what: str) -> str:
-    """A value the cloud would compute at deploy time; never presented as real."""
-    return f"<computed:{what}>"
 
 
 @dataclass
@@ -48,6 +44,7 @@ class Registered:
     parent: str | None
     custom: bool
     inputs: dict[str, Any]
+    """Secrets masked, whole numbers as ints (``values.plain``): readers never normalise them again."""
     options: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -66,6 +63,7 @@ class ProgramRun:
     stack: str
     resources: list[Registered]
     outputs: dict[str, Any]
+    """The stack's outputs, masked and normalised as ``Registered.inputs`` are."""
     config_read: frozenset[str] = frozenset()
     """Full config keys the program asked for (``pulumi.Config().get``/``require``/secret forms alike)."""
     warnings: tuple[str, ...] = ()
@@ -87,101 +85,6 @@ def mask_secrets(value: Any) -> Any:
     if value == rpc.UNKNOWN or isinstance(value, pulumi.output.Unknown):
         return placeholder("unknown")
     return value
-
-
-_PLACEHOLDER_KUBECONFIG = base64.b64encode(
-    json.dumps(
-        {
-            "apiVersion": "v1",
-            "kind": "Config",
-            "clusters": [{"name": "offline", "cluster": {"server": "https://offline-plan.invalid"}}],
-            "contexts": [{"name": "offline", "context": {"cluster": "offline", "user": "offline"}}],
-            "current-context": "offline",
-            "users": [
-                {
-                    "name": "offline",
-                    "user": {
-                        "exec": {
-                            "apiVersion": pins.api_version("ExecCredential"),
-                            "command": "kubelogin",
-                            "args": ["get-token", "--login", "devicecode"],
-                        }
-                    },
-                }
-            ],
-        }
-    ).encode()
-).decode()
-
-
-# Which input becomes an azure-native resource's `name` output; others are autonamed by the provider.
-_NAME_INPUTS = {
-    "azure-native:resources:ResourceGroup": "resourceGroupName",
-    "azure-native:containerservice:AgentPool": "agentPoolName",
-    "azure-native:authorization:RoleAssignment": "roleAssignmentName",
-}
-
-
-def interconnect_attributes(resource_name: str) -> dict[str, str]:
-    """The placeholders the mocks give an InterconnectGroup registered as ``resource_name``: its ``resourceGuid`` and
-    its first subgroup's ``internalSubgroupId``, which DRANET would publish on the nodes Azure placed in it."""
-    return {
-        "resourceGuid": placeholder(f"{resource_name}.resourceGuid"),
-        "internalSubgroupId": placeholder(f"{resource_name}.subgroups[0].internalSubgroupId"),
-    }
-
-
-class PlaceholderMocks(pulumi.runtime.Mocks):
-    """Echo inputs, and mark what Azure or Kubernetes would compute."""
-
-    def new_resource(self, args: pulumi.runtime.MockResourceArgs):
-        state = dict(args.inputs)
-        if args.typ.startswith("azure-native:"):
-            name_input = _NAME_INPUTS.get(args.typ, "resourceName")
-            state.setdefault("name", args.inputs.get(name_input) or placeholder(f"{args.name}.name"))
-            state.setdefault("provisioningState", placeholder("provisioningState"))
-        if args.typ == "azure-native:managedidentity:UserAssignedIdentity":
-            state.update(clientId=placeholder(f"{args.name}.clientId"), principalId=placeholder(f"{args.name}.principalId"))
-        if args.typ == "azure-native:network:InterconnectGroup":
-            # What Azure computes for a group (pulumi-azure-native 3.29 network.InterconnectGroup outputs): its
-            # resourceGuid and its subgroups, each with an internalSubgroupId. ``interconnect_attributes`` reads them
-            # back for the simulated nodes.
-            state.update(interconnect_attributes(args.name))
-            state["subgroups"] = [{"name": "subgroup0", "internalSubgroupId": state.pop("internalSubgroupId")}]
-        if args.typ == "azure-native:storage:StorageAccount":
-            state["primaryEndpoints"] = {"blob": placeholder(f"{args.name}.blobEndpoint")}
-        if args.typ == "azure-native:monitor:AzureMonitorWorkspace":
-            state["metrics"] = {
-                "prometheusQueryEndpoint": placeholder("prometheusQueryEndpoint"),
-                "internalId": placeholder("internalId"),
-            }
-        if args.typ == "azure-native:applicationinsights:Component":
-            state["connectionString"] = placeholder(f"{args.name}.connectionString")
-        if args.typ == "azure-native:containerservice:ManagedCluster":
-            state["oidcIssuerProfile"] = {**state.get("oidcIssuerProfile", {}), "issuerURL": placeholder("oidcIssuerURL")}
-            state["fqdn"] = placeholder("fqdn")
-            state["nodeResourceGroup"] = placeholder("nodeResourceGroup")
-        return placeholder(f"{args.name}.id"), state
-
-    def call(self, args: pulumi.runtime.MockCallArgs):
-        token = args.token
-        if token == "azure-native:containerservice:listManagedClusterUserCredentials":
-            return {"kubeconfigs": [{"name": "clusterUser", "value": _PLACEHOLDER_KUBECONFIG}]}
-        if token == "azure-native:authorization:getClientConfig":
-            return {key: placeholder(key) for key in ("clientId", "objectId", "subscriptionId", "tenantId")}
-        if token == "azure-native:storage:getStorageAccount":
-            return {
-                "name": args.args.get("accountName"),
-                "id": placeholder("storageAccount.id"),
-                "primaryEndpoints": {"blob": placeholder("blobEndpoint")},
-            }
-        if token == "azure-native:containerservice:getManagedCluster":
-            return {
-                "name": args.args.get("resourceName"),
-                "oidcIssuerProfile": {"enabled": True, "issuerURL": placeholder("oidcIssuerURL")},
-                "id": placeholder("managedCluster.id"),
-            }
-        return {}
 
 
 class RecordingMonitor(pulumi_mocks.MockMonitor):
@@ -217,7 +120,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                     name=request.name,
                     parent=request.parent or None,
                     custom=bool(request.custom),
-                    inputs=mask_secrets(rpc.deserialize_properties(request.object, keep_unknowns=True)),
+                    inputs=plain(mask_secrets(rpc.deserialize_properties(request.object, keep_unknowns=True))),
                     options=options,
                 )
             )
@@ -225,7 +128,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
 
     def RegisterResourceOutputs(self, request):
         if request.urn.endswith(f"::pulumi:pulumi:Stack::{pulumi.get_project()}-{pulumi.get_stack()}"):
-            self.stack_outputs = mask_secrets(rpc.deserialize_properties(request.outputs, keep_unknowns=True))
+            self.stack_outputs = plain(mask_secrets(rpc.deserialize_properties(request.outputs, keep_unknowns=True)))
         return super().RegisterResourceOutputs(request)
 
 
@@ -279,6 +182,23 @@ def _alias_specs_only():
         pulumi.resource.collapse_alias_to_urn = collapse
 
 
+@contextlib.contextmanager
+def _no_stack_traces():
+    """Skip the SDK's capture of the Python stack for every resource while the mock monitor runs the program.
+
+    ``register_resource`` (pulumi 3.272.0, pulumi/runtime/resource.py ``_get_stack_trace``) walks the whole stack
+    with ``traceback.extract_stack`` for each resource, about a tenth of a mock run, only to send it as the request's
+    ``stackTrace`` and ``sourcePosition``, which the engine shows next to diagnostics; the mock monitor reads neither
+    (tests/planner/test_plan_speed.py). ``requirements.txt`` pins pulumi exactly; ``pulumi up`` never runs this code.
+    """
+    capture = pulumi_resource_runtime._get_stack_trace
+    pulumi_resource_runtime._get_stack_trace = source_pb2.StackTrace
+    try:
+        yield
+    finally:
+        pulumi_resource_runtime._get_stack_trace = capture
+
+
 def run_function(
     program: Callable[[], Any],
     project: str,
@@ -302,6 +222,7 @@ def run_function(
     with (
         _engine_environment(project_dir or Path.cwd(), config or {}, secret_keys or []),
         _alias_specs_only(),
+        _no_stack_traces(),
         _recording_config_reads(read),
         _recording_warnings(warned),
     ):

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from aks_gpu_inference.planner.engine.program import ProgramRun
-from aks_gpu_inference.planner.engine.values import kubernetes_object, plain
-from aks_gpu_inference.planner.report import picture, summary
+from aks_gpu_inference.planner.engine.values import kubernetes_object
+from aks_gpu_inference.planner.report import picture, plan_markdown, summary
 
 if TYPE_CHECKING:
     from aks_gpu_inference.planner.charts import ChartRender
@@ -42,7 +42,7 @@ def resource_records(run: ProgramRun) -> list[dict[str, Any]]:
             "name": r.name,
             "parent": _parent(r.parent),
             "custom": r.custom,
-            "inputs": plain(r.inputs),
+            "inputs": r.inputs,
             "options": _options(r.options),
         }
         for r in run.resources
@@ -100,7 +100,7 @@ def write_plan(run: ProgramRun, out_dir: Path) -> dict[str, int]:
     (out_dir / "resources.json").write_text(
         json.dumps({"project": run.project, "stack": run.stack, "resources": resource_records(run)}, indent=2) + "\n"
     )
-    (out_dir / "outputs.json").write_text(json.dumps(plain(run.outputs), indent=2, sort_keys=True) + "\n")
+    (out_dir / "outputs.json").write_text(json.dumps(run.outputs, indent=2, sort_keys=True) + "\n")
     counts = {"kubernetes": 0, "azure": 0}
     for r in run.resources:
         if r.is_kubernetes:
@@ -112,7 +112,7 @@ def write_plan(run: ProgramRun, out_dir: Path) -> dict[str, int]:
         elif r.is_azure:
             kind = r.type.split(":")[-1]
             (out_dir / "azure" / f"{_slug(kind)}-{_slug(r.name)}.json").write_text(
-                json.dumps({"type": r.type, "name": r.name, "inputs": plain(r.inputs)}, indent=2) + "\n"
+                json.dumps({"type": r.type, "name": r.name, "inputs": r.inputs}, indent=2) + "\n"
             )
             counts["azure"] += 1
     (out_dir / "graph.mmd").write_text(mermaid(run))
@@ -140,7 +140,7 @@ def write(plan: Plan, out_dir: Path) -> dict[str, int]:
     _json(out_dir / "deployability.json", deployability)
     document = summary.build(plan)
     _json(out_dir / "summary.json", document)
-    (out_dir / "plan.md").write_text(summary.markdown(document))
+    (out_dir / "plan.md").write_text(plan_markdown.markdown(document))
     (out_dir / "plan.html").write_text(picture.html(document))
     return counts
 

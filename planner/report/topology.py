@@ -15,7 +15,6 @@ from aks_gpu_inference.planner.deploy import router
 from aks_gpu_inference.planner.deploy.model import DeployModel
 from aks_gpu_inference.planner.deploy.request_path import meta, rule_model, targets
 from aks_gpu_inference.planner.deploy.scheduling import selector_problems
-from aks_gpu_inference.planner.engine.values import plain
 from aks_gpu_inference.planner.report.workloads import Workload, workloads
 
 EXTERNAL = "external"
@@ -93,7 +92,7 @@ class _Reader:
         self.objects = [o.manifest for o in model.objects]
         self.index = {(str(o.get("kind")), meta(o).get("namespace") or "", meta(o).get("name") or ""): o for o in self.objects}
         self.workloads = workloads(model)
-        self.costs = plain(outputs.get("gateway_cost_per_million") or {})
+        self.costs = outputs.get("gateway_cost_per_million") or {}
 
     def of_kind(self, kind: str, namespace: str | None = None) -> list[dict]:
         return [o for o in self.objects if o.get("kind") == kind and (namespace is None or meta(o).get("namespace") == namespace)]
@@ -260,7 +259,7 @@ class _Reader:
 
     def endpoints(self, outputs: dict[str, Any]) -> list[Backend]:
         found = []
-        for name, url in sorted(plain(outputs.get("model_endpoints") or {}).items()):
+        for name, url in sorted((outputs.get("model_endpoints") or {}).items()):
             parts = urlsplit(str(url))
             host = parts.hostname or str(url)
             service, _, rest = host.partition(".")

@@ -4,7 +4,6 @@ the job can hold its nodes. One home for its content: the printed plan and plan.
 
 from __future__ import annotations
 
-from aks_gpu_inference.planner.engine.values import plain
 from aks_gpu_inference.planner.report.sections import money
 from aks_gpu_inference.planner.report.tables import table
 
@@ -33,7 +32,7 @@ def worst_case(cost: dict) -> str:
 
 
 def text(run) -> str:
-    cost = plain(run.outputs.get("training") or {}).get("cost")
+    cost = (run.outputs.get("training") or {}).get("cost")
     if not cost:
         return ""
     return heading(cost) + "\n" + table(HEADERS, rows(cost)) + "\n" + worst_case(cost) + "\n\n"

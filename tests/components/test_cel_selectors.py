@@ -22,7 +22,6 @@ from aks_gpu_inference.components.core.labels import GPU_DEVICE_CLASS, MIG_DEVIC
 from aks_gpu_inference.components.gpu.dra_manifests import mig_profile_cel, model_class_cel, model_class_name
 from aks_gpu_inference.components.gpu.rdma_network import DEVICE_CLASS_CEL
 from aks_gpu_inference.planner.claims import CHART_CLASSES, Selector, SimPool, cel_devices, node_slices
-from aks_gpu_inference.planner.engine.values import plain
 from tests.conftest import planned_stack
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "resourceslices"
@@ -105,7 +104,7 @@ def prod_cel() -> dict[str, list[str]]:
     run = planned_stack("prod")
     rendered: dict[str, list[str]] = {}
     for r in run.resources:
-        inputs = plain(r.inputs)
+        inputs = r.inputs
         if r.type.endswith("resource.k8s.io/v1:DeviceClass"):
             rendered[f"class {inputs['metadata']['name']}"] = [s["cel"]["expression"] for s in inputs["spec"]["selectors"]]
         elif r.type.endswith("resource.k8s.io/v1:ResourceClaimTemplate"):

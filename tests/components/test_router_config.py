@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from aks_gpu_inference.components.core.token_cost import self_hosted_cost_per_million
 from aks_gpu_inference.components.gateway.router_config import (
     MMLU_CATEGORIES,
     RouterConfigArgs,
@@ -18,7 +19,6 @@ from aks_gpu_inference.components.gateway.router_config import (
     SemanticCache,
     cross_check_problems,
     default_decisions,
-    self_hosted_cost_per_million,
 )
 from aks_gpu_inference.components.gateway.router_render import render
 from tests.router_rules import route

@@ -11,7 +11,6 @@ import pytest
 from aks_gpu_inference.components.core import catalog, quota
 from aks_gpu_inference.planner import alternatives_cmd
 from aks_gpu_inference.planner.cli import main
-from aks_gpu_inference.planner.engine.values import plain
 from tests.conftest import REPO, run_stack, stack_config
 
 RUNG_KEYS = {
@@ -87,7 +86,7 @@ def test_the_default_regions_are_the_stacks_and_those_of_its_geography_selling_t
 def test_a_westeurope_stack_ranks_in_europe_at_europes_prices():
     config = stack_config("dev")
     config["aks-gpu-inference:location"] = config["azure-native:location"] = "westeurope"
-    placements = plain(run_stack(config).outputs["model_placements"])
+    placements = run_stack(config).outputs["model_placements"]
     (model,) = alternatives_cmd.report(placements, "dev", None, None)["models"]
     assert model["regions"] == ["westeurope", "northeurope"]
     assert model["current"]["usd_per_hour"] == catalog.vm_price("Standard_NC24ads_A100_v4", "westeurope")

@@ -40,3 +40,14 @@ def test_mock_runs_register_the_same_aliases_without_collapsing_them(monkeypatch
     assert canonical(fast) == canonical(eager)
     pool = next(r for r in fast.resources if r.type.endswith(":AgentPool"))
     assert pool.options["aliases"][0] == "pool-before" and len(pool.options["aliases"]) > 100
+
+
+def test_mock_runs_register_the_same_without_capturing_stack_traces(monkeypatch):
+    from pulumi.runtime import resource as runtime
+
+    capture = runtime._get_stack_trace
+    fast = engine.run_function(aliased_program, PROJECT, "test")
+    assert runtime._get_stack_trace is capture, "the SDK is left as it was"
+    monkeypatch.setattr(engine, "_no_stack_traces", contextlib.nullcontext)
+    captured = engine.run_function(aliased_program, PROJECT, "test")
+    assert canonical(fast) == canonical(captured) and len(fast.resources) == 2

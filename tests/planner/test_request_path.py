@@ -5,6 +5,7 @@ broken variant names the missing step. Charts are rendered from the project's pr
 
 from __future__ import annotations
 
+import copy
 from datetime import date
 
 import pytest
@@ -19,7 +20,9 @@ TENANT = "11111111-2222-3333-4444-555555555555"
 
 
 def planned(run):
-    run, renders = expand_charts(run)
+    """The deploy model of a copy of ``run``: the tests below break its objects, and the model's manifests are the
+    run's own records (``planned_stack``'s run is shared by every test)."""
+    run, renders = expand_charts(copy.deepcopy(run))
     return deploy.build(run, renders, claims.check(run))
 
 
