@@ -13,6 +13,7 @@ import re
 from html import escape
 from typing import Any
 
+from aks_gpu_inference.planner.report import cost
 from aks_gpu_inference.planner.report import summary as summary_doc
 from aks_gpu_inference.planner.report.svg_boxes import (
     CHAR,
@@ -54,9 +55,9 @@ def _pool_lines(pool: dict[str, Any]) -> list[Line]:
     if month is None:
         lines.append(Line("no list price in the catalog", "muted"))
     elif pool["spot"]:
-        lines.append(Line(f"up to {summary_doc.money_range(month['max'], month['max'])} / month (Spot ceiling)", "serves"))
+        lines.append(Line(f"up to {cost.money_range(month['max'], month['max'])} / month (Spot ceiling)", "serves"))
     else:
-        lines.append(Line(f"{summary_doc.money_range(month['min'], month['max'])} / month (list price)", "serves"))
+        lines.append(Line(f"{cost.money_range(month['min'], month['max'])} / month (list price)", "serves"))
     return lines
 
 
@@ -247,9 +248,11 @@ def _backend_box(backend: dict[str, Any], color: str) -> Box:
     picks = backend.get("router_picks") or []
     if picks or backend.get("router_default"):
         lines.append(Line("router picks it: " + ", ".join(picks + (["default"] if backend.get("router_default") else []))))
-    cost = backend.get("usd_per_million")
-    if cost:
-        lines.append(Line(f"${cost.get('prompt', 0):,.2f} / ${cost.get('completion', 0):,.2f} per 1M tokens in / out"))
+    per_million = backend.get("usd_per_million")
+    if per_million:
+        lines.append(
+            Line(f"${per_million.get('prompt', 0):,.2f} / ${per_million.get('completion', 0):,.2f} per 1M tokens in / out")
+        )
     if _outside(backend):
         lines.append(Line("outside the cluster", "muted"))
         return Box(f"model {backend['model']}", lines, "backend external", color, min_width=230, max_width=400)
@@ -328,7 +331,7 @@ def html(summary: dict[str, Any]) -> str:
                 f'<p class="warn">Not checked: {escape(gap["what"])}. How to check: {escape(gap["how"])}.</p>'
                 for gap in verdict["incomplete"]
             ),
-            f"<p>Monthly list-price estimate: <b>{escape(summary_doc.money_range(total['usd_per_month_min'], total['usd_per_month_max']))}</b>"
+            f"<p>Monthly list-price estimate: <b>{escape(cost.money_range(total['usd_per_month_min'], total['usd_per_month_max']))}</b>"
             f" &#183; {summary['resources']['total']} resources &#183; {escape(checks)} &#183; judged offline as of "
             f"{escape(summary['as_of'])}</p>",
             '<div class="picture">',

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aks_gpu_inference.planner.report import sections, training
+from aks_gpu_inference.planner.report import cost, training
 from aks_gpu_inference.planner.report import summary as summary_doc
 
 
@@ -29,8 +29,8 @@ def _table(headers: list[str], rows: list[list[Any]]) -> str:
 
 def markdown(summary: dict[str, Any]) -> str:
     """``plan.md``: the summary as Markdown, the verdict first, then cost, pools, request paths, checks and the rest."""
-    s, cost = summary, summary["cost"]
-    total = cost["total"]
+    s, estimate = summary, summary["cost"]
+    total = estimate["total"]
     out = [
         f"# Plan of stack `{s['stack']}` ({s['stack_file']})",
         "",
@@ -38,7 +38,7 @@ def markdown(summary: dict[str, Any]) -> str:
         "",
         *(f"- Not checked: {g['what']}. How to check: {g['how']}." for g in s["verdict"]["incomplete"]),
         *([""] if s["verdict"]["incomplete"] else []),
-        f"Monthly list-price estimate: **{summary_doc.money_range(total['usd_per_month_min'], total['usd_per_month_max'])}**. "
+        f"Monthly list-price estimate: **{cost.money_range(total['usd_per_month_min'], total['usd_per_month_max'])}**. "
         f"{s['resources']['total']} resources. The picture: [plan.html](plan.html).",
         "",
         "## Monthly cost estimate",
@@ -53,9 +53,9 @@ def markdown(summary: dict[str, Any]) -> str:
                     "n/a"
                     if r["usd_per_hour_per_node"] is None
                     else f"{'Spot <= ' if r['spot'] else ''}${r['usd_per_hour_per_node']:,.3f}",
-                    summary_doc.money_range(r["usd_per_month_min"], r["usd_per_month_max"]),
+                    cost.money_range(r["usd_per_month_min"], r["usd_per_month_max"]),
                 ]
-                for r in cost["rows"]
+                for r in estimate["rows"]
             ]
             + [
                 [
@@ -63,12 +63,12 @@ def markdown(summary: dict[str, Any]) -> str:
                     "",
                     "",
                     "",
-                    f"**{summary_doc.money_range(total['usd_per_month_min'], total['usd_per_month_max'])}**",
+                    f"**{cost.money_range(total['usd_per_month_min'], total['usd_per_month_max'])}**",
                 ]
             ],
         ),
         "",
-        *[f"- {note}" for note in cost["notes"]],
+        *[f"- {note}" for note in estimate["notes"]],
         "",
         "## Node pools and what runs on them",
         "",
@@ -82,9 +82,7 @@ def markdown(summary: dict[str, Any]) -> str:
                     summary_doc.nodes_text(p["nodes_min"], p["nodes_max"]),
                     f"{p['gpu']['per_node']} x {p['gpu']['model']} per node" if p["gpu"] else "-",
                     "spot" if p["spot"] else "regular",
-                    summary_doc.money_range(p["usd_per_month"]["min"], p["usd_per_month"]["max"])
-                    if p["usd_per_month"]
-                    else "n/a",
+                    cost.money_range(p["usd_per_month"]["min"], p["usd_per_month"]["max"]) if p["usd_per_month"] else "n/a",
                     len(p["workloads"]),
                 ]
                 for p in s["pools"]
@@ -225,7 +223,7 @@ def markdown(summary: dict[str, Any]) -> str:
 
 
 def _usd(value: float | None) -> str:
-    return "unknown" if value is None else sections.money(value)
+    return "unknown" if value is None else cost.money(value)
 
 
 def _request_paths(s: dict[str, Any]) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from aks_gpu_inference.planner import verdict
-from aks_gpu_inference.planner.report import gateway, quota, sections, training
+from aks_gpu_inference.planner.report import cost, gateway, quota, sections, training
 from aks_gpu_inference.planner.report.tables import table
 
 if TYPE_CHECKING:
@@ -21,7 +21,7 @@ def plan_text(plan: Plan) -> str:
         "".join(f"warning: {w}\n" for w in stack.warnings) + ("\n" if stack.warnings else ""),
         sections.resources_by_type(run) + "\n\n",
         "GPU pools\n" + sections.gpu_pools(run, sections.advertised(plan.model, plan.claims)) + "\n\n",
-        "Monthly cost estimate\n" + sections.cost_estimate(run, location, plan.model) + "\n",
+        "Monthly cost estimate\n" + cost.cost_estimate(run, location, plan.model) + "\n",
         f"  note: {plan.platform_pool}\n\n" if plan.platform_pool else "\n",
         quota.text(run, stack.stack, location) + "\n\n",
         training.text(run),

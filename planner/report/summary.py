@@ -11,7 +11,7 @@ read as text. ``plan_markdown`` writes ``plan.md`` and ``picture`` draws ``plan.
 - ``pools``: every node pool and the nodes KAITO provisions (``provisioned_by``): size, node range, priority,
   ``gpu`` (null for a CPU pool), list price, ``workloads``.
 - ``workloads``: every pod template and the pools it fits (``deploy.scheduling``), GPUs or DRA claims it asks for.
-- ``cost``: the monthly list-price estimate as the printed table has it (``sections.cost_rows``): ``region`` (whose
+- ``cost``: the monthly list-price estimate as the printed table has it (``cost.cost_rows``): ``region`` (whose
   list prices), ``rows``, ``total`` (``usd_per_month_min``/``max``), ``notes`` (price sources, what is not in the total).
 - ``training_cost``: the stack's training run cost (null without one).
 - ``quota``: ``region``, the usages ``rows`` (vCPUs at maximum node counts), ``preview_features``, ``note``,
@@ -43,7 +43,7 @@ from aks_gpu_inference.planner import verdict
 from aks_gpu_inference.planner.azure import preflight
 from aks_gpu_inference.planner.azure import quota as demand
 from aks_gpu_inference.planner.deploy import CHECKS, NOT_CHECKED
-from aks_gpu_inference.planner.report import sections, topology
+from aks_gpu_inference.planner.report import cost, sections, topology
 
 if TYPE_CHECKING:
     from aks_gpu_inference.planner.plan import Plan
@@ -57,7 +57,7 @@ def build(plan: Plan) -> dict[str, Any]:
     topo = topology.build(plan.model, plan.upstream, run.outputs)
     names = {r.urn: f"{r.type.rsplit(':', 1)[-1]} {r.name}" for r in run.resources}
     chains = {g["gateway"]: g for g in plan.gateway["gateways"]}
-    cost = _cost(run, stack.config.get(f"{stack.project}:location"), plan.model)
+    estimate = _cost(run, stack.config.get(f"{stack.project}:location"), plan.model)
     return {
         "schema_version": SCHEMA_VERSION,
         "stack": stack.stack,
@@ -66,9 +66,9 @@ def build(plan: Plan) -> dict[str, Any]:
         "as_of": plan.options.as_of.isoformat(),
         "verdict": _verdict(plan),
         "resources": _resources(run),
-        "pools": _pools(plan, topo, cost),
+        "pools": _pools(plan, topo, estimate),
         "workloads": [w.as_dict() for w in topo.workloads],
-        "cost": cost,
+        "cost": estimate,
         "training_cost": (run.outputs.get("training") or {}).get("cost"),
         "quota": _quota(plan),
         "models": [{"name": name} | fit for name, fit in sorted((run.outputs.get("model_fits") or {}).items())],
@@ -150,10 +150,10 @@ def _resources(run) -> dict[str, Any]:
 
 
 def _cost(run, location: str | None, model=None) -> dict[str, Any]:
-    """The cost table's rows and total (``sections.cost_rows``, which the printed table shows), in the stack's region."""
-    estimate = sections.cost_rows(run, location, model)
+    """The cost table's rows and total (``cost.cost_rows``, which the printed table shows), in the stack's region."""
+    estimate = cost.cost_rows(run, location, model)
     return {
-        "region": sections.price_region(run, location)[0],
+        "region": cost.price_region(run, location)[0],
         "rows": [
             {
                 "item": row.item,
@@ -250,13 +250,6 @@ def _not_checked(plan: Plan) -> list[str]:
 
 
 # ---- how the document's values read, in plan.md and plan.html alike -------------------------------
-
-
-def money_range(low: float | None, high: float | None) -> str:
-    """``$1.00`` or ``$0.00 - $5,362.58``, as the cost table writes a range; ``n/a`` when unpriced."""
-    if low is None or high is None:
-        return "n/a"
-    return sections.money(low) if abs(high - low) < 0.005 else f"{sections.money(low)} - {sections.money(high)}"
 
 
 def nodes_text(low: int | None, high: int | None) -> str:

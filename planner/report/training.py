@@ -4,7 +4,7 @@ the job can hold its nodes. One home for its content: the printed plan and plan.
 
 from __future__ import annotations
 
-from aks_gpu_inference.planner.report.sections import money
+from aks_gpu_inference.planner.report.cost import money
 from aks_gpu_inference.planner.report.tables import table
 
 HEADERS = ["price", "$/node-hour", "total", "source"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from aks_gpu_inference.components.core import catalog
-from aks_gpu_inference.planner.report import sections
+from aks_gpu_inference.planner.report import cost
 from tests.conftest import planned_stack, run_stack, stack_config
 
 HOURS = catalog.HOURS_PER_MONTH
@@ -32,7 +32,7 @@ def floor_without(estimate, item: str) -> float:
 
 
 def test_dev_floor_counts_the_a100_node_its_model_keeps_up():
-    estimate = sections.cost_rows(planned_stack("dev"))
+    estimate = cost.cost_rows(planned_stack("dev"))
     a100 = row(estimate, "a100")
     assert (a100.nodes, a100.monthly_low, a100.monthly_high) == (
         "1-2",
@@ -47,7 +47,7 @@ def test_dev_floor_counts_the_a100_node_its_model_keeps_up():
 def test_more_minimum_replicas_keep_more_nodes():
     config = stack_config("dev")
     config[MODELS][0]["autoscaling"]["min_replicas"] = 2
-    estimate = sections.cost_rows(run_stack(config))
+    estimate = cost.cost_rows(run_stack(config))
     assert row(estimate, "a100").monthly_low == pytest.approx(2 * monthly(A100))
     assert any("a100 2 of 2 node(s)" in n for n in estimate.notes)
 
@@ -60,10 +60,10 @@ def test_a_model_that_scales_to_zero_keeps_no_node():
         "scale_to_zero": True,
         "active_hours": {"start": "0 8 * * 1-5", "end": "0 20 * * 1-5"},
     }
-    estimate = sections.cost_rows(run_stack(config))
+    estimate = cost.cost_rows(run_stack(config))
     assert row(estimate, "a100").monthly_low == 0
     assert not any("keep up" in n for n in estimate.notes)
-    dev = sections.cost_rows(planned_stack("dev"))
+    dev = cost.cost_rows(planned_stack("dev"))
     assert floor_without(estimate, "a100") == pytest.approx(floor_without(dev, "a100"))
 
 
@@ -71,7 +71,7 @@ def test_the_floor_never_exceeds_the_pool():
     """More replicas than the pool's nodes: the floor stops at the pool's maximum (the capacity check blames the rest)."""
     config = stack_config("dev")
     config[MODELS][0]["autoscaling"] = {"min_replicas": 5, "max_replicas": 5}
-    estimate = sections.cost_rows(run_stack(config))
+    estimate = cost.cost_rows(run_stack(config))
     a100 = row(estimate, "a100")
     assert a100.monthly_low == pytest.approx(a100.monthly_high) == pytest.approx(2 * monthly(A100))
 
@@ -79,7 +79,7 @@ def test_the_floor_never_exceeds_the_pool():
 def test_the_floor_is_priced_in_the_stacks_region():
     config = stack_config("dev")
     config["aks-gpu-inference:location"] = config["azure-native:location"] = "westeurope"
-    estimate = sections.cost_rows(run_stack(config))
+    estimate = cost.cost_rows(run_stack(config))
     assert row(estimate, "a100").monthly_low == pytest.approx(monthly(A100, "westeurope"))
     assert monthly(A100, "westeurope") != monthly(A100)
     assert any("region westeurope" in n for n in estimate.notes)

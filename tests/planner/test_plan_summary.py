@@ -17,7 +17,7 @@ import pytest
 from aks_gpu_inference.planner import verdict as verdict_module
 from aks_gpu_inference.planner.deploy import CHECKS
 from aks_gpu_inference.planner.plan import Plan, PlanOptions, plan
-from aks_gpu_inference.planner.report import artifacts, picture, plan_markdown, sections, summary
+from aks_gpu_inference.planner.report import artifacts, cost, picture, plan_markdown, sections, summary
 from aks_gpu_inference.planner.report.plan_text import plan_text
 from tests.conftest import REPO, STACKS, chart_sources
 
@@ -54,8 +54,8 @@ def test_summary_json_agrees_with_the_printed_plan(written, stack):
     doc = json.loads((out / "summary.json").read_text())
     text = plan_text(result)
     total = doc["cost"]["total"]
-    assert summary.money_range(total["usd_per_month_min"], total["usd_per_month_max"]) == printed_total(text)
-    assert [r["item"] for r in doc["cost"]["rows"]] == [r.item for r in sections.cost_rows(result.run).rows]
+    assert cost.money_range(total["usd_per_month_min"], total["usd_per_month_max"]) == printed_total(text)
+    assert [r["item"] for r in doc["cost"]["rows"]] == [r.item for r in cost.cost_rows(result.run).rows]
     verdict = doc["verdict"]
     assert verdict["exit_code"] == (1 if result.failed else 0)
     assert verdict["state"] == result.state and verdict["pulumi_up_would_work"] is (result.state == "works")

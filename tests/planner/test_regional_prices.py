@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from aks_gpu_inference.components.core import catalog, regions
-from aks_gpu_inference.planner.report import sections
+from aks_gpu_inference.planner.report import cost
 from tests.conftest import REPO, run_stack, stack_config
 from tests.go_module import git_module, tool
 
@@ -135,7 +135,7 @@ def westeurope_dev() -> dict:
 
 def test_a_westeurope_stack_is_priced_for_westeurope():
     run = run_stack(westeurope_dev())
-    estimate = sections.cost_rows(run)
+    estimate = cost.cost_rows(run)
     rows = {r.item: r for r in estimate.rows}
     assert rows["a100"].hourly == catalog.vm_price(A100, "westeurope") == 4.775 != catalog.vm_price(A100, "eastus")
     assert rows["system"].hourly == catalog.vm_price("Standard_D4ds_v5", "westeurope")
@@ -148,7 +148,7 @@ def test_a_westeurope_stack_is_priced_for_westeurope():
 def test_a_size_the_region_does_not_sell_is_said_so_not_priced_elsewhere():
     config = stack_config("dev")
     config["aks-gpu-inference:gpu_pools"].append({"name": "h200", "vm_size": "Standard_ND96isr_H200_v5", "count": 1})
-    estimate = sections.cost_rows(run_stack(config))
+    estimate = cost.cost_rows(run_stack(config))
     (row,) = [r for r in estimate.rows if r.item == "h200"]
     assert row.hourly is None and row.monthly_high is None
     assert any("h200 (no price known for Standard_ND96isr_H200_v5 in eastus" in note for note in estimate.notes), estimate.notes
