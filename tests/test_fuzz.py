@@ -10,7 +10,6 @@ from __future__ import annotations
 import copy
 import inspect
 import json
-import time
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -165,11 +164,10 @@ def test_plan_refuses_non_finite_spot_price_before_writing(project, value):
     assert not (out / "resources.json").exists(), "a refused plan writes no plan"
 
 
-def test_plan_refuses_billion_laughs_quickly(project):
-    started = time.perf_counter()
+def test_plan_refuses_billion_laughs_without_expanding_them(project):
+    """The alias budget counts nodes before building them (no timing here: bench/ measures speed)."""
     code, _, stderr, _ = plan(project, _stack("  aks-gpu-inference:tags:\n", "  aks-gpu-inference:lol:\n" + _indent(laughs())))
     assert code == 2 and "expands aliases too far" in stderr, stderr
-    assert time.perf_counter() - started < 5
 
 
 def test_plan_refuses_an_empty_section(project):
@@ -276,11 +274,9 @@ def test_fit_refuses_a_huge_context():
     assert code == 2 and "at most 100,000,000" in stderr and "Traceback" not in stderr, stderr
 
 
-def test_safe_yaml_refuses_billion_laughs_quickly():
-    started = time.perf_counter()
+def test_safe_yaml_refuses_billion_laughs():
     with pytest.raises(ConfigError, match="expands aliases too far"):
         safe_yaml.load_all(laughs(), source="laughs.yaml")
-    assert time.perf_counter() - started < 1
 
 
 def _laughs_manifest() -> str:
