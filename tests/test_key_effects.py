@@ -81,10 +81,10 @@ def _served(project: dict) -> str:
 
 def _second_pool(project: dict) -> None:
     """A copy of the stack's first GPU pool, named ``<name>b``, on the RDMA network too when the first is."""
-    first = get(project, "gpu_pools[]")
+    first, rdma_pools = get(project, "gpu_pools[]"), get(project, "rdma.pools")
     project["gpu_pools"].append({**first, "name": f"{first['name']}b"})
-    if first["name"] in get(project, "rdma.pools") or []:
-        project["rdma"]["pools"] = [*project["rdma"]["pools"], f"{first['name']}b"]
+    if isinstance(rdma_pools, list) and first["name"] in rdma_pools:
+        put(project, "rdma.pools", [*rdma_pools, f"{first['name']}b"])
 
 
 def _edits(*edits):
