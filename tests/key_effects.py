@@ -85,6 +85,12 @@ def project_keys(config: dict) -> dict:
 
 
 @functools.cache
+def _provider_keys(stack: str) -> dict:
+    """A repo stack's keys of other namespaces (``azure-native:location``), which no change touches."""
+    return {k: v for k, v in stack_config(stack).items() if not k.startswith(f"{PROJECT}:")}
+
+
+@functools.cache
 def _repo_stack(stack: str) -> dict:
     return project_keys(stack_config(stack))
 
@@ -192,8 +198,7 @@ def _quick() -> Iterator[None]:
 def outcome(stack: str, project: dict, unset: tuple[str, ...] = ()) -> Plan | Refusal:
     """Run the stack program on repo stack ``stack``'s file with ``project`` as its project keys, the secrets the
     file lacks filled as the planner fills them (``unset`` ones left out)."""
-    others = {k: v for k, v in stack_config(stack).items() if not k.startswith(f"{PROJECT}:")}
-    config = engine_config({**others, **{f"{PROJECT}:{k}": v for k, v in project.items()}})
+    config = engine_config({**_provider_keys(stack), **{f"{PROJECT}:{k}": v for k, v in project.items()}})
     secret_keys: list[str] = []
     add_secret_placeholders(PROJECT, config, secret_keys)
     for key in unset:
