@@ -196,6 +196,7 @@ SLOW_MODULES = {
     "tests/planner/test_plan_summary.py",
     "tests/components/test_component_checks.py",
     "tests/test_docs_examples.py",
+    "tests/test_key_effects.py",
     "tests/planner/test_request_path.py",
     "tests/planner/test_crd_schema.py",
     "tests/components/test_custom_resources.py",

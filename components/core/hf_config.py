@@ -225,6 +225,8 @@ def facts_from_config(
     if method == "mxfp4" and arch not in MOE:
         raise UnsupportedArchitecture(f"mxfp4 quantizes experts; {arch} has none")
     facts["checkpoint_gb"] = _checkpoint_gb(index)
+    if facts["checkpoint_gb"] is None:  # the layers vLLM skips only correct the checkpoint's measured size
+        facts["skipped_layers"] = 0
     facts["encoder_params_b"] = round(encoder / 1e9, 4)
     try:
         draft = ModelFactsArgs.model_validate(facts)

@@ -172,7 +172,7 @@ class ModelFactsArgs(BaseModel):
 
     skipped_layers: int = Field(0, ge=0, le=10_000)
     """Layers stored in the checkpoint that vLLM does not load for serving (DeepSeek's multi-token-prediction
-    ``num_nextn_predict_layers``). Default 0."""
+    ``num_nextn_predict_layers``), taken off ``checkpoint_gb``; refused without it. Default 0."""
 
     kaito_preset: str | None = None
     """KAITO preset name serving this model, if any. Default None."""
@@ -222,6 +222,10 @@ class ModelFactsArgs(BaseModel):
             for name in names
             if getattr(self, name) not in (None, False, 0)
         ]
+        if self.skipped_layers and self.architecture is not None and self.checkpoint_gb is None:
+            # weights.checkpoint_weight_bytes: the layer count never includes them, only the measured size does.
+            why = "layers vLLM skips are taken off the checkpoint's measured size (checkpoint_gb): leave it out, or give checkpoint_gb"
+            problems.append(FieldProblem("skipped_layers", self.skipped_layers, why))
         if self.dense_intermediate_size is not None and not self.dense_layers:
             why = "the width of a mixture of experts' dense layers (dense_layers): leave it out, or give dense_layers"
             problems.append(FieldProblem("dense_intermediate_size", self.dense_intermediate_size, why))

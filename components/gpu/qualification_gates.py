@@ -62,7 +62,8 @@ class QualificationGatesArgs(StrictModel):
 
     min_nvlink_busbw_gbps: float | None = Field(None, gt=0)
     """Lowest acceptable all-reduce bus bandwidth across two nodes over NVLink (GB/s), for the NVLink gate of a
-    rack-scale pool. Default: 75% of the 834.6 GB/s measured on a GB200 NVL72 rack (``gate_jobs.NVL72_BUSBW_GBPS``)."""
+    rack-scale pool (refused on another, which has no NVLink gate). Default: 75% of the 834.6 GB/s measured on a GB200
+    NVL72 rack (``gate_jobs.NVL72_BUSBW_GBPS``)."""
 
     timeout_minutes: int = Field(30, ge=5, le=240)
     """How long each gate may run before it fails. Default 30 minutes."""
@@ -126,6 +127,12 @@ def qualification_gates_problems(
             "section makes for pools it serves; list the pool in dra.pools"
         )
         problems.append(FieldProblem("gpu_claims", None if gpu_claims is None else sorted(channels), why))
+    if not rack and args.min_nvlink_busbw_gbps is not None:
+        why = (
+            f"{args.pool} ({network.pools[args.pool].sku.name}) is not a rack-scale pool, so no NVLink gate runs and "
+            "nothing reads the threshold; leave it out"
+        )
+        problems.append(FieldProblem("min_nvlink_busbw_gbps", args.min_nvlink_busbw_gbps, why))
     if network.pools[args.pool].max_nodes < 2:
         why = "gates 3-6 run across two nodes; give the pool count (or max_count) of at least 2"
         problems.append(FieldProblem("pool", args.pool, why))

@@ -88,6 +88,15 @@ def test_deepseek_r1_layer_count_explains_its_published_checkpoint():
     assert 670e9 < loaded < 676e9, "vLLM does not load the MTP layer (~15 GB)"
 
 
+def test_the_layers_vllm_skips_come_with_the_checkpoint_size_they_are_taken_off():
+    r1 = facts("deepseek-r1")
+    assert r1.skipped_layers == 1
+    # Without the index there is no measured size to correct, so config.json's MTP layer is not written.
+    assert facts_from_config(config("deepseek-r1")).skipped_layers == 0
+    with pytest.raises(ValueError, match=r"skipped_layers.*leave it out, or give checkpoint_gb"):
+        r1.model_validate({**r1.model_dump(), "checkpoint_gb": None})
+
+
 @pytest.mark.parametrize(
     "name, tp, version, gpu, published_gib",
     [

@@ -365,6 +365,12 @@ def refused(program) -> str:
         ({"run": "Run_2"}, None, None, "run='Run_2'"),
         ({"timeout_minutes": 1}, None, None, "timeout_minutes=1"),
         ({"min_gbps_per_rail": 0}, None, None, "min_gbps_per_rail=0"),
+        (
+            {"min_nvlink_busbw_gbps": 600},
+            None,
+            None,
+            "min_nvlink_busbw_gbps=600.0: h100 (Standard_ND96isr_H100_v5) is not a rack-scale pool, so no NVLink gate runs",
+        ),
     ],
 )
 def test_bad_input_is_refused_before_any_gate_exists(args, network_args, dra_args, expected):
