@@ -60,7 +60,8 @@ class GpuNodePoolArgs(StrictModel):
     driver: Literal["aks", "none"] = "aks"
     """Who installs the GPU driver. Default ``aks`` (``gpuProfile.driver=Install``): AKS bakes a
     validated driver into the node image, the GA path. ``none`` skips it for clusters that run the
-    NVIDIA GPU Operator (custom MIG or vGPU setups, seed 002 section 3) or AMD's GPU operator."""
+    NVIDIA GPU Operator (custom MIG or vGPU setups, seed 002 section 3) or AMD's GPU operator; a stack whose dra
+    section's ``gpu_operator`` does not serve the pool plans with a warning."""
 
     gpu_management: Literal["unmanaged", "managed"] = "unmanaged"
     """Who runs the GPU software on the nodes. Default ``unmanaged``: AKS installs the driver (``driver``)

@@ -155,3 +155,19 @@ def _blob_problems(config: StackConfig, where: str, model: ModelConfig) -> list[
         key = "model_path" if model.model_path else "model"
         problems.append(FieldProblem(f"{where}.{key}", path, f"as the weights' path in the model store: {problem}"))
     return problems
+
+
+def driverless_pool_warnings(config: StackConfig) -> list[str]:
+    """Pools created with ``driver: none`` that nothing in this stack gives a driver (the GPU Operator of the dra
+    section installs one for the pools it serves, unless told not to): valid for a cluster whose own operator does,
+    but otherwise their GPUs never appear, so the plan says so instead of passing in silence."""
+    dra = config.dra
+    served = set(config.dra_pools()) if dra is not None and dra.gpu_operator is not None and dra.gpu_operator.driver else set()
+    return [
+        f"gpu_pools[{index}] {pool.name} has driver: none and nothing in this stack installs its NVIDIA driver (a dra "
+        "section whose gpu_operator installs drivers serves only the pools in dra.pools); its GPUs stay invisible "
+        "until an operator you run yourself installs one: add the pool to dra.pools with dra.gpu_operator, or use "
+        "driver: aks"
+        for index, pool in enumerate(config.gpu_pools)
+        if pool.driver == "none" and pool.name not in served
+    ]

@@ -41,6 +41,7 @@ from .component_checks import component_problems
 from .config import StackConfig, config_from_env, parse_stack_config
 from .gate_images import workload_gate_images
 from .idle_keys import device_plugin_pools
+from .pool_checks import driverless_pool_warnings
 
 
 def stack_file() -> str:
@@ -106,6 +107,8 @@ def build_stack(config: StackConfig) -> Stack:
         for pool in config.gpu_pools
     ]
 
+    for warning in driverless_pool_warnings(config):
+        pulumi.log.warn(warning)
     by_name = {pool.pool_name: pool for pool in pools}
     stack = Stack(cluster=cluster, gpu_pools=pools)
     _gpu_software(config, stack, context, by_name)

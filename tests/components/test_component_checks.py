@@ -89,3 +89,17 @@ def test_a_gated_model_without_its_token_is_refused_with_the_models_key_path():
     raw["models"][0].update(source="huggingface")
     (line,) = component_problems(parse_stack_config(raw), secrets=lambda name: name != "hf_token")
     assert line.startswith("models[0].source='huggingface': meta-llama/Llama-3.1-8B-Instruct is a gated")
+
+
+def test_a_driverless_pool_nothing_gives_a_driver_is_a_warning_and_one_the_operator_serves_is_not():
+    """``driver: none`` is for clusters whose own operator installs the driver; where this stack installs none, the
+    plan warns (the key is not refused: the cluster may well run one)."""
+    from tests.conftest import run_stack, stack_config
+
+    config = stack_config("dev")
+    config["aks-gpu-inference:gpu_pools"][0]["driver"] = "none"
+    (warning,) = [w for w in run_stack(config).warnings if "driver: none" in w]
+    assert warning.startswith("gpu_pools[0] a100 has driver: none and nothing in this stack installs its NVIDIA driver")
+    assert "add the pool to dra.pools with dra.gpu_operator, or use driver: aks" in warning
+    config["aks-gpu-inference:dra"] = {"pools": ["a100"], "gpu_operator": {}}
+    assert not [w for w in run_stack(config).warnings if "driver: none" in w]
