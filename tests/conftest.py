@@ -208,6 +208,7 @@ SLOW_MODULES = {
     "tests/planner/test_capacity.py",
     "tests/planner/test_fallback_path.py",
     "tests/planner/test_regional_prices.py",
+    "tests/planner/test_cost_floor.py",
 }
 """Modules ``make test-fast`` leaves out (``-m "not slow"``): the fast lane keeps the pure functions, the components
 under mocks and the policies; ``make test`` runs everything. Single tests that take seconds (a stack planned, a CRD of

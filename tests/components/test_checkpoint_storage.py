@@ -203,7 +203,6 @@ def resolved(ray_python, pod_env, tmp_path) -> dict:
     return json.loads(run.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.slow  # builds Ray's venv the first time
 def test_ray_train_resolves_the_helpers_storage_at_the_pinned_version(resolved, pod_env):
     assert resolved["ray"] == RAY_VERSION and resolved["run_config"] == "ray.train.RunConfig", "Train V2, Ray's default"
     assert resolved["loaded_before_ray"] == []
@@ -218,7 +217,6 @@ def test_ray_train_resolves_the_helpers_storage_at_the_pinned_version(resolved, 
     )
 
 
-@pytest.mark.slow  # builds Ray's venv the first time
 def test_the_credential_is_the_pods_workload_identity_rebuilt_in_every_process(resolved, pod_env):
     """adlfs's DefaultAzureCredential: the environment credential has nothing to use, the workload identity credential
     reads the webhook's client, tenant and token file; unpickled elsewhere, the filesystem builds its own."""
@@ -231,7 +229,6 @@ def test_the_credential_is_the_pods_workload_identity_rebuilt_in_every_process(r
     assert resolved["pickled_bytes"] < 4096, "constructor arguments, not a credential object with its state"
 
 
-@pytest.mark.slow  # builds Ray's venv the first time
 def test_checkpoints_land_where_the_identity_may_write(resolved, train):
     """Ray writes the run under <storage path>/<run name>; the identity's grant is the container, writing only below
     the checkpoint prefix (the role assignment's condition)."""
@@ -243,7 +240,6 @@ def test_checkpoints_land_where_the_identity_may_write(resolved, train):
     assert experiment.startswith(f"{container}/") and f"{experiment.removeprefix(container + '/')}/".startswith(prefix)
 
 
-@pytest.mark.slow  # builds Ray's venv the first time
 def test_the_storage_path_alone_is_no_uri_ray_can_open(resolved):
     """Why the helper exists: without the filesystem, Ray hands the path to pyarrow's FileSystem.from_uri."""
     traps = resolved["without_filesystem"]
