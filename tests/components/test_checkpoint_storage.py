@@ -172,12 +172,19 @@ def _built(env_dir: Path, index: list[str], where: str) -> str:
     env_dir.parent.mkdir(parents=True, exist_ok=True)
     venv.create(env_dir, with_pip=True)
     python = str(env_dir / "bin" / "python")
-    install = [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *index]
-    built = subprocess.run([*install, f"ray[train]=={RAY_VERSION}", *RAY_COMPANIONS], capture_output=True, text=True, timeout=900)
-    if built.returncode != 0:
+    # One retry and a 30 s socket timeout: without an index the install fails in seconds, not pip's default minutes.
+    install = [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--retries", "1", "--timeout", "30"]
+    try:
+        built = subprocess.run(
+            [*install, *index, f"ray[train]=={RAY_VERSION}", *RAY_COMPANIONS], capture_output=True, text=True, timeout=900
+        )
+        failure = None if built.returncode == 0 else built.stderr.strip().splitlines()[-1:]
+    except subprocess.TimeoutExpired:
+        failure = "pip did not finish in 15 minutes"
+    if failure is not None:
         shutil.rmtree(env_dir, ignore_errors=True)
         pytest.skip(
-            f"cannot build a Ray {RAY_VERSION} venv {where}: {built.stderr.strip().splitlines()[-1:]}; set "
+            f"cannot build a Ray {RAY_VERSION} venv {where}: {failure}; set "
             "AKS_GPU_RAY_PYTHON to an interpreter with it (and pyarrow, adlfs, azure-identity), or AKS_GPU_WHEELHOUSE to "
             f"a directory of their wheels (pip download 'ray[train]=={RAY_VERSION}' pyarrow adlfs azure-identity -d DIR)"
         )
