@@ -53,9 +53,11 @@ class Plan:
     unchecked_crds: list[str]
     snapshot_notes: list[str]
     rollouts: list[tuple[str, str]] = field(default_factory=list)
+    """Each GPU workload and what a rolling update of it does on its pools."""
     platform_pool: str | None = None
     """What the pool AksCluster adds by default runs, and how to opt out (``deploy.default_pools``); None without one."""
-    """Each GPU workload and what a rolling update of it does on its pools."""
+    limits: list[str] = field(default_factory=list)
+    """What no offline plan of this stack can check (``deploy.limits``), after this plan's own gaps."""
     seconds: float = 0.0
 
     @property
@@ -118,6 +120,7 @@ def plan(project_dir: Path, stack_name: str, options: PlanOptions, progress: Cal
         snapshot_notes=deploy_crds.snapshots(model, upstream),
         rollouts=deploy_capacity.rollouts(model),
         platform_pool=(found.statement if (found := default_pools.platform_pool(model)) else None),
+        limits=deploy.limits(model, stack.stack),
         seconds=time.perf_counter() - started,
     )
 

@@ -31,11 +31,17 @@ from aks_gpu_inference.planner.deploy import (
     router,
     scheduling,
 )
-from aks_gpu_inference.planner.deploy.finding import CHECKS, NOT_CHECKED, Finding
+from aks_gpu_inference.planner.deploy.finding import (
+    CHECKS,
+    GATEWAY_NOT_CHECKED,
+    NOT_CHECKED,
+    ROUTER_NOT_CHECKED,
+    Finding,
+)
 from aks_gpu_inference.planner.deploy.model import DeployModel, assemble
 from aks_gpu_inference.planner.engine.program import ProgramRun
 
-__all__ = ["CHECKS", "NOT_CHECKED", "DeployModel", "Finding", "build", "run"]
+__all__ = ["CHECKS", "NOT_CHECKED", "DeployModel", "Finding", "build", "limits", "run"]
 
 
 def build(run: ProgramRun, charts: list[ChartRender], claims: list[Any] | None = None) -> DeployModel:
@@ -69,3 +75,19 @@ def run(model: DeployModel, as_of: date, upstream: Path | None) -> list[Finding]
         *program_warnings.check(model),
     ]
     return sorted(findings, key=lambda f: (f.level != "blocker", CHECKS.index(f.check)))
+
+
+def limits(model: DeployModel, stack: str) -> list[str]:
+    """What no offline plan of this stack can check, for what the stack has: Azure's own answers (``aks-gpu
+    preflight`` asks for them), what the cluster alone knows, and, with a gateway or the router, what they create or
+    need at run time."""
+    found = [
+        "the subscription's quota limits and usage, the sizes and zones it may use, the Kubernetes versions AKS offers, "
+        f"feature registration: `aks-gpu preflight {stack}` reads them from Azure",
+        *NOT_CHECKED,
+    ]
+    if any(o.kind == "AIGatewayRoute" for o in model.objects):
+        found += GATEWAY_NOT_CHECKED
+    if any(c.chart == router.CHART for c in model.charts):
+        found += ROUTER_NOT_CHECKED
+    return found

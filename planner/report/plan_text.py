@@ -27,7 +27,9 @@ def plan_text(plan: Plan) -> str:
         training.text(run),
         sections.model_fits(run) + sections.gateway_routes(run),
         sections.claim_satisfiability(plan.claims),
-        sections.deployability(plan.findings, plan.renders, plan.options.as_of, plan.unchecked_crds, plan.snapshot_notes)
+        sections.deployability(
+            plan.findings, plan.renders, plan.options.as_of, plan.unchecked_crds, plan.snapshot_notes, plan.limits
+        )
         + "\n\n",
         rollouts_text(plan),
         gateway.text(plan.gateway) + "\n\n",

@@ -129,11 +129,11 @@ def advertised(model, claims: list) -> dict[str, str]:
     return found
 
 
-def deployability(findings, renders, as_of, unchecked_crds=(), notes=()) -> str:
+def deployability(findings, renders, as_of, unchecked_crds=(), notes=(), limits=()) -> str:
     """The Deployability section: which charts were rendered how, every finding, what was not checked
     (``unchecked_crds``: the custom resource kinds whose CRD no chart and no upstream copy has; ``notes``: what
-    the data used cannot vouch for)."""
-    from aks_gpu_inference.planner.deploy import CHECKS, NOT_CHECKED
+    the data used cannot vouch for; ``limits``: what no offline plan of the stack checks, ``deploy.limits``)."""
+    from aks_gpu_inference.planner.deploy import CHECKS
 
     blockers = sum(f.level == "blocker" for f in findings)
     warnings = sum(f.level == "warning" for f in findings)
@@ -177,13 +177,13 @@ def deployability(findings, renders, as_of, unchecked_crds=(), notes=()) -> str:
                 ["level", "check", "object", "problem", "fix"], [[f.level, f.check, f.object, f.message, f.fix] for f in findings]
             )
         )
-    not_checked = [*plan_gaps(renders, unchecked_crds, notes), *NOT_CHECKED]
+    not_checked = [*plan_gaps(renders, unchecked_crds, notes), *limits]
     lines.append("  not checked offline: " + "; ".join(not_checked) + ".")
     return "\n".join(lines)
 
 
 def plan_gaps(renders, unchecked_crds=(), notes=()) -> list[str]:
-    """What this plan could not check, before what no offline plan can (``NOT_CHECKED``): charts not rendered, their
+    """What this plan could not check, before what no offline plan can (``deploy.limits``): charts not rendered, their
     caveats, what the data used cannot vouch for, and custom resource kinds without a CRD schema."""
     gaps = [f"{r.label}: not rendered, so nothing it creates" for r in renders if not r.rendered]
     gaps += [f"{r.chart} {r.version}: {r.caveat}" for r in renders if r.caveat]

@@ -42,7 +42,7 @@ from aks_gpu_inference.components.core import quota as quota_notes
 from aks_gpu_inference.planner import verdict
 from aks_gpu_inference.planner.azure import preflight
 from aks_gpu_inference.planner.azure import quota as demand
-from aks_gpu_inference.planner.deploy import CHECKS, NOT_CHECKED
+from aks_gpu_inference.planner.deploy import CHECKS
 from aks_gpu_inference.planner.report import cost, sections, topology
 
 if TYPE_CHECKING:
@@ -241,12 +241,7 @@ def _checks(plan: Plan) -> list[dict[str, Any]]:
 
 def _not_checked(plan: Plan) -> list[str]:
     """What the Deployability section names as not checked offline, this plan's own gaps first."""
-    found = sections.plan_gaps(plan.renders, plan.unchecked_crds, plan.snapshot_notes)
-    found.append(
-        "the subscription's quota limits and usage, the sizes and zones it may use, the Kubernetes versions AKS offers, "
-        f"feature registration: `aks-gpu preflight {plan.stack.stack}` reads them from Azure"
-    )
-    return found + list(NOT_CHECKED)
+    return [*sections.plan_gaps(plan.renders, plan.unchecked_crds, plan.snapshot_notes), *plan.limits]
 
 
 # ---- how the document's values read, in plan.md and plan.html alike -------------------------------

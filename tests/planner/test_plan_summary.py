@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from aks_gpu_inference.planner import verdict as verdict_module
-from aks_gpu_inference.planner.deploy import CHECKS
+from aks_gpu_inference.planner.deploy import CHECKS, GATEWAY_NOT_CHECKED, NOT_CHECKED, ROUTER_NOT_CHECKED
 from aks_gpu_inference.planner.plan import Plan, PlanOptions, plan
 from aks_gpu_inference.planner.report import artifacts, cost, picture, sections, summary
 from aks_gpu_inference.planner.report.plan_text import plan_text
@@ -195,3 +195,16 @@ def test_an_unrendered_chart_makes_the_plan_incomplete_and_never_says_it_would_w
         text = (out / name).read_text()
         assert "would work" not in text and "is not known to work: the plan is incomplete" in text, name
     assert main(["plan", "dev", "--project-dir", str(REPO), "--out", str(out), "--quiet", "--strict"]) == 1
+
+
+@pytest.mark.parametrize("stack, gateway", [("dev", True), ("prod", False), ("train", False), ("llmd", True)])
+def test_what_no_offline_plan_checks_follows_what_the_stack_has(written, stack, gateway):
+    """The gateway's and the router's run-time limits are named only where the stack has them; a plan that says it
+    would work never says a chart was not rendered."""
+    result, out = written(stack)
+    doc = json.loads((out / "summary.json").read_text())
+    has = {item: item in doc["not_checked"] for item in (*GATEWAY_NOT_CHECKED, *ROUTER_NOT_CHECKED)}
+    assert set(has.values()) == {gateway}, has
+    assert all(item in doc["not_checked"] for item in NOT_CHECKED)
+    if result.state == "works":
+        assert not any("not rendered" in path.read_text() for path in out.glob("*.md")), "a green plan names no unrendered chart"
