@@ -49,10 +49,15 @@ def no_infiniband(pool: GpuNodePoolArgs, needs: str) -> str | None:
     )
 
 
+def no_such_pool(pools: dict[str, GpuNodePoolArgs]) -> str:
+    """Why a section's pool name is refused, naming the pools there are."""
+    return f"no such GPU pool; pools: {', '.join(sorted(pools)) or 'none'}"
+
+
 def section_pool_problems(config: StackConfig) -> list[FieldProblem]:
     """The pools ``dra`` and ``rdma`` name, and the RDMA pool the qualification gates run on."""
     pools = {p.name: p for p in config.gpu_pools}
-    listing = f"no such GPU pool; pools: {', '.join(pools) or 'none'}"
+    listing = no_such_pool(pools)
     problems = [FieldProblem("dra.pools", n, listing) for n in (config.dra.pools or [] if config.dra else []) if n not in pools]
     if config.rdma is None:
         return problems
@@ -79,7 +84,7 @@ def training_problems(config: StackConfig, pools: dict[str, GpuNodePoolArgs]) ->
     if job is None:
         return []
     if job.pool not in pools:
-        return [FieldProblem("training.pool", job.pool, f"no such GPU pool; pools: {', '.join(sorted(pools)) or 'none'}")]
+        return [FieldProblem("training.pool", job.pool, no_such_pool(pools))]
     problems, pool = [], pools[job.pool]
     if config.rdma is None or job.pool not in config.rdma.pools:
         why = no_infiniband(pool, "the workers talk over InfiniBand")
@@ -106,7 +111,7 @@ def dynamo_problems(config: StackConfig, pools: dict[str, GpuNodePoolArgs]) -> l
     if graph is None:
         return []
     if graph.pool not in pools:
-        return [FieldProblem("dynamo.pool", graph.pool, f"no such GPU pool; pools: {', '.join(sorted(pools)) or 'none'}")]
+        return [FieldProblem("dynamo.pool", graph.pool, no_such_pool(pools))]
     problems, pool = [], pools[graph.pool]
     if config.rdma is None or graph.pool not in config.rdma.pools:
         needs = "prefill workers hand KV caches to decode workers over InfiniBand (NIXL)"
@@ -128,8 +133,7 @@ def model_problems(config: StackConfig, where: str, model: ModelConfig, pools: d
     """What one model asks of the rest of the stack: its pool, store, DRA, RDMA and metrics."""
     problems = []
     if model.pool not in pools:
-        choices = ", ".join(sorted(pools)) or "none"
-        problems.append(FieldProblem(f"{where}.pool", model.pool, f"no such GPU pool; pools: {choices}"))
+        problems.append(FieldProblem(f"{where}.pool", model.pool, no_such_pool(pools)))
     if model.source == "blob":
         problems += _blob_problems(config, where, model)
     if model.gpu_access == "dra" and model.pool not in config.dra_pools():
