@@ -13,7 +13,7 @@ from aks_gpu_inference.planner.report.sections import PoolLine, pool_lines
 from aks_gpu_inference.planner.report.tables import table
 
 if TYPE_CHECKING:
-    from aks_gpu_inference.planner.deploy.model import DeployModel
+    from aks_gpu_inference.planner.deploy.model import DeployModel, NodePool
 
 
 def money(value: float) -> str:
@@ -57,12 +57,8 @@ def kept_lines(run: ProgramRun, model: DeployModel | None = None) -> tuple[list[
     from aks_gpu_inference.planner.deploy.capacity import kept_up
     from aks_gpu_inference.planner.deploy.model import assemble
 
-    served = assemble(run, model.charts if model else [], model.claims if model else None)
-    for pool in served.pools:
-        if pool.sku is not None and pool.sku.gpu_vendor == "nvidia":
-            resource, per_node = pool.sku.gpu_resource(pool.mig_profile)
-            pool.extended.setdefault(resource, per_node)
-    kept = kept_up(served)
+    model = model if model is not None else assemble(run, [])
+    kept = kept_up(replace(model, pools=[_advertising(pool) for pool in model.pools]))
     lines, said = [], []
     for line in pool_lines(run):
         nodes, workloads = kept.get(line.pool, (0, []))
@@ -156,3 +152,11 @@ def money_range(low: float | None, high: float | None) -> str:
     if low is None or high is None:
         return "n/a"
     return money(low) if abs(high - low) < 0.005 else f"{money(low)} - {money(high)}"
+
+
+def _advertising(pool: NodePool) -> NodePool:
+    """The pool as if its GPUs were advertised (a copy: the plan's own model keeps what it found)."""
+    if pool.sku is None or pool.sku.gpu_vendor != "nvidia":
+        return pool
+    resource, per_node = pool.sku.gpu_resource(pool.mig_profile)
+    return replace(pool, extended={resource: per_node, **pool.extended})
